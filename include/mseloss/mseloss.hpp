@@ -1,0 +1,120 @@
+// mseloss: mean squared error loss, its gradient, and both in one pass, with
+// results fixed by docs/numerics.md: the same bits on every backend, thread
+// count, grid size and GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+struct CUstream_st;  // cudaStream_t without including the CUDA headers
+
+namespace mseloss {
+
+enum class DType { f32, f64, f16, bf16 };
+enum class Device { cpu, cuda };
+enum class Reduction { none, mean, sum };
+
+// How the CUDA forward reduces. Only `deterministic` follows docs/numerics.md;
+// the others are the seed's designs, kept as measured comparisons: they
+// accumulate in fp32 and their bits may change from run to run.
+enum class Algorithm {
+  deterministic,      // persistent grid, fixed chunks, one launch (default)
+  atomic,             // grid = ceil(N / block), one atomicAdd per block
+  gridstride_atomic,  // grid = SM count, grid-strided loop, one atomicAdd per block
+  gridstride_store,   // grid = SM count, partials stored, second kernel sums them
+};
+
+constexpr int kMaxRank = 8;
+
+std::size_t dtype_size(DType t);
+const char* to_string(DType t);
+const char* to_string(Reduction r);
+const char* to_string(Algorithm a);
+const char* to_string(Device d);
+
+// A non-owning view of a strided tensor. Strides are in elements and may be 0
+// (broadcast) or negative. Inputs are never written through a view.
+struct TensorView {
+  void* data = nullptr;
+  DType dtype = DType::f32;
+  Device device = Device::cpu;
+  int rank = 0;                   // 0 = a scalar
+  std::int64_t shape[kMaxRank] = {};
+  std::int64_t strides[kMaxRank] = {};
+
+  std::int64_t numel() const;
+  bool is_contiguous() const;  // row-major, no gaps (strides of size-1 dims ignored)
+
+  // Row-major contiguous view.
+  static TensorView contiguous(const void* data, DType dtype,
+                               std::initializer_list<std::int64_t> shape,
+                               Device device = Device::cpu);
+  static TensorView contiguous(const void* data, DType dtype, int rank,
+                               const std::int64_t* shape, Device device = Device::cpu);
+  static TensorView scalar(const void* data, DType dtype, Device device = Device::cpu);
+};
+
+struct Options {
+  Reduction reduction = Reduction::mean;
+  Algorithm algorithm = Algorithm::deterministic;  // CUDA forward only
+  int num_threads = 0;                  // CPU: 0 = hardware concurrency
+  CUstream_st* stream = nullptr;        // CUDA: stream to launch on (nullptr = legacy default)
+  int grid_blocks = 0;                  // CUDA: 0 = persistent grid; >0 forces a grid (tests)
+};
+
+// Every error thrown by mseloss derives from Error. On any error nothing has
+// been written to the outputs.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// A bad argument; the message names the argument and the offending value.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+// A backend that is not built or not present (CUDA without a GPU, say).
+class Unavailable : public Error {
+ public:
+  using Error::Error;
+};
+// A CUDA runtime failure; the message carries the CUDA error string.
+class CudaError : public Error {
+ public:
+  using Error::Error;
+};
+
+// loss = reduce((input - target)^2). input and target broadcast (NumPy rules)
+// to a common shape S of N elements. `out`: for none, a view of shape S in the
+// input dtype (or fp32 for 16-bit inputs); for mean and sum, one element of the
+// input dtype (or fp32 for 16-bit inputs). Mean of N = 0 is NaN, sum is 0.
+void forward(const TensorView& input, const TensorView& target, const TensorView& out,
+             const Options& options = {});
+
+// grad_input = 2 (input - target) g / N (mean), 2 (input - target) g (sum),
+// 2 (input - target)_i g_i (none), over the broadcast shape S. grad_output is
+// one element for mean/sum (read on the device: no host sync) and broadcasts
+// to S for none. grad_target (optional: data == nullptr) receives -grad_input.
+// Gradients are in the input dtype and have shape S; reducing them over
+// broadcast dimensions of the inputs is the caller's job.
+void backward(const TensorView& input, const TensorView& target, const TensorView& grad_output,
+              const TensorView& grad_input, const TensorView& grad_target = {},
+              const Options& options = {});
+
+// One pass: `out` as forward(), and the gradient for an upstream scalar
+// `grad_scale` (g) known before the call, as backward() would give for a
+// grad_output holding g. The loss has the same bits as forward().
+void forward_backward(const TensorView& input, const TensorView& target, const TensorView& out,
+                      const TensorView& grad_input, const TensorView& grad_target = {},
+                      double grad_scale = 1.0, const Options& options = {});
+
+// True when the library was built with CUDA and a device is visible.
+bool cuda_available();
+
+// Number of worker threads the CPU backend uses when Options::num_threads is 0.
+int default_num_threads();
+
+}  // namespace mseloss

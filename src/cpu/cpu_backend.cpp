@@ -1,0 +1,293 @@
+// CPU backend: evaluates docs/numerics.md literally. Chunks are split over
+// threads in contiguous ranges; each chunk's lanes are accumulated row by row
+// (§3), folded by the lane tree, and the chunk partials by the chunk tree
+// (§2). Thread count therefore changes who computes a chunk, never its value.
+#include <algorithm>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "common/numerics.hpp"
+#include "common/problem.hpp"
+
+namespace mseloss::detail::cpu {
+namespace {
+
+// Reads logical elements [i0, i0 + count) of an operand, converted to the
+// compute type. Row-major walk with a carried multi-index for strided views.
+template <class T, class C>
+void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, C* buf) {
+  const T* base = static_cast<const T*>(o.data);
+  if (p.contiguous) {
+    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(base[i0 + k]));
+    return;
+  }
+  std::int64_t idx[kMaxRank];
+  std::int64_t off = 0, rest = i0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    idx[d] = rest % p.shape[d];
+    rest /= p.shape[d];
+    off += idx[d] * o.strides[d];
+  }
+  const int last = p.rank - 1;
+  for (std::int64_t k = 0; k < count; ++k) {
+    buf[k] = static_cast<C>(Traits<T>::load(base[off]));
+    for (int d = last; d >= 0; --d) {
+      off += o.strides[d];
+      if (++idx[d] < p.shape[d]) break;
+      off -= o.strides[d] * p.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class T, class C>
+void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, const C* vals) {
+  T* base = static_cast<T*>(o.data);
+  if (p.contiguous) {
+    for (std::int64_t k = 0; k < count; ++k) base[i0 + k] = Traits<T>::store(vals[k]);
+    return;
+  }
+  std::int64_t idx[kMaxRank];
+  std::int64_t off = 0, rest = i0;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    idx[d] = rest % p.shape[d];
+    rest /= p.shape[d];
+    off += idx[d] * o.strides[d];
+  }
+  const int last = p.rank - 1;
+  for (std::int64_t k = 0; k < count; ++k) {
+    base[off] = Traits<T>::store(vals[k]);
+    for (int d = last; d >= 0; --d) {
+      off += o.strides[d];
+      if (++idx[d] < p.shape[d]) break;
+      off -= o.strides[d] * p.shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+template <class C>
+void load_row_any(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t n, C* buf) {
+  switch (o.dtype) {
+    case DType::f32: return load_row<float>(p, o, i0, n, buf);
+    case DType::f64: return load_row<double>(p, o, i0, n, buf);
+    case DType::f16: return load_row<Half>(p, o, i0, n, buf);
+    case DType::bf16: return load_row<BFloat16>(p, o, i0, n, buf);
+  }
+}
+
+double scalar_as_double(const Operand& o) {
+  switch (o.dtype) {
+    case DType::f32: return *static_cast<const float*>(o.data);
+    case DType::f64: return *static_cast<const double*>(o.data);
+    case DType::f16: return half_to_float(*static_cast<const Half*>(o.data));
+    case DType::bf16: return bf16_to_float(*static_cast<const BFloat16*>(o.data));
+  }
+  return 0.0;
+}
+
+// The hot loop of §1/§3 for the float compute type: one lane per k. Cloned
+// for AVX2 (no FMA: contraction stays off) and baseline x86-64; IEEE
+// operations give the same bits in either clone.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define MSELOSS_CPU_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MSELOSS_CPU_CLONES
+#endif
+
+// Adds rows r = 0 .. nr-1 (nr <= 4, `stride` elements apart) to the lanes, in
+// row order per lane as §3 requires; the lane stays in a register across the
+// rows, so the lanes array is read and written once per block of rows.
+constexpr int kRowBlock = 4;
+template <int NR>
+inline void accumulate_block_n(double* __restrict lanes, const float* __restrict x, const float* __restrict y,
+                               std::int64_t stride, std::int64_t count) {
+  for (std::int64_t k = 0; k < count; ++k) {
+    double a = lanes[k];
+    for (int r = 0; r < NR; ++r) {
+      float d = x[r * stride + k] - y[r * stride + k];
+      a = a + static_cast<double>(d) * static_cast<double>(d);
+    }
+    lanes[k] = a;
+  }
+}
+MSELOSS_CPU_CLONES void accumulate_block(double* __restrict lanes, const float* __restrict x,
+                                         const float* __restrict y, std::int64_t stride, int nr, std::int64_t count) {
+  switch (nr) {
+    case 4: return accumulate_block_n<4>(lanes, x, y, stride, count);
+    case 3: return accumulate_block_n<3>(lanes, x, y, stride, count);
+    case 2: return accumulate_block_n<2>(lanes, x, y, stride, count);
+    default: return accumulate_block_n<1>(lanes, x, y, stride, count);
+  }
+}
+inline void accumulate_block(DD* lanes, const double* x, const double* y, std::int64_t stride, int nr,
+                             std::int64_t count) {
+  for (int r = 0; r < nr; ++r)
+    for (std::int64_t k = 0; k < count; ++k) lanes[k] = dd_add(lanes[k], term_of(diff(x[r * stride + k], y[r * stride + k])));
+}
+
+// §2: the pairwise tree over a power-of-two array, one level at a time: level
+// values are compacted (b[j] = a[2j] (+) a[2j+1]) so that the loop vectorises.
+// `a` is destroyed; `scratch` holds count / 2 values.
+MSELOSS_CPU_CLONES void tree_level(double* __restrict b, const double* __restrict a, std::int64_t half) {
+  for (std::int64_t j = 0; j < half; ++j) b[j] = a[2 * j] + a[2 * j + 1];
+}
+inline void tree_level(DD* b, const DD* a, std::int64_t half) {
+  for (std::int64_t j = 0; j < half; ++j) b[j] = dd_add(a[2 * j], a[2 * j + 1]);
+}
+template <class Acc>
+Acc pairwise(Acc* a, Acc* scratch, std::int64_t count) {
+  for (std::int64_t len = count; len > 1; len /= 2) {
+    tree_level(scratch, a, len / 2);
+    std::swap(a, scratch);
+  }
+  return a[0];
+}
+
+template <class T, class OutT>
+class Runner {
+  using C = typename Traits<T>::Compute;
+  using Acc = typename Traits<T>::Acc;
+
+ public:
+  explicit Runner(const Problem& p) : p_(p), g_(make_geometry(p.n, sizeof(T))) {
+    if (p.writes_grad() && p.reduces()) {
+      double g = p.op == Op::backward ? scalar_as_double(p.grad_output) : p.grad_scale;
+      scale_ = static_cast<C>(grad_scale64(g, p.n, p.mean()));
+    } else if (p.op == Op::forward_backward) {
+      scale_ = static_cast<C>(grad_scale64(p.grad_scale, p.n, false));
+    }
+  }
+
+  void run() {
+    const bool reduce = p_.writes_loss() && p_.reduces();
+    std::vector<Acc> partials(reduce ? static_cast<std::size_t>(g_.chunks_pow2) : 0, acc_zero<Acc>());
+    int threads = p_.num_threads > 0 ? p_.num_threads : default_num_threads();
+    // Threads only pay off past a few hundred kilobytes.
+    if (p_.n < (std::int64_t{1} << 16)) threads = 1;
+    threads = static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(g_.chunks, 1)));
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    auto range = [&](int t) {
+      std::int64_t b = g_.chunks * t / threads, e = g_.chunks * (t + 1) / threads;
+      run_chunks(b, e, reduce ? partials.data() : nullptr);
+    };
+    for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
+    range(0);
+    for (auto& th : pool) th.join();
+    if (reduce) {
+      std::vector<Acc> scratch(partials.size() / 2 + 1);
+      Acc s = pairwise(partials.data(), scratch.data(), g_.chunks_pow2);
+      using OC = typename Traits<OutT>::Compute;
+      *static_cast<OutT*>(p_.out.data) = Traits<OutT>::store(static_cast<OC>(finish(s, p_.n, p_.mean())));
+    }
+  }
+
+ private:
+  void run_chunks(std::int64_t c_begin, std::int64_t c_end, Acc* partials) {
+    const std::int64_t W = g_.lanes;
+    std::vector<C> xb(W * kRowBlock), yb(W * kRowBlock), d(W), v(W), gb(W);
+    std::vector<Acc> lanes(W), scratch(W / 2);
+    const bool loss = p_.writes_loss();
+    const bool grad = p_.writes_grad();
+    // Contiguous inputs already in the compute type are read in place.
+    const bool direct = p_.contiguous && std::is_same<T, C>::value;
+    for (std::int64_t c = c_begin; c < c_end; ++c) {
+      if (partials) std::fill(lanes.begin(), lanes.end(), acc_zero<Acc>());
+      if (partials && !grad) {  // forward mean/sum: the hot path
+        reduce_chunk(c, lanes.data(), xb.data(), yb.data());
+        partials[c] = pairwise(lanes.data(), scratch.data(), W);
+        continue;
+      }
+      for (std::int64_t r = 0; r < g_.rows; ++r) {
+        const std::int64_t i0 = c * g_.chunk + r * W;
+        if (i0 >= p_.n) break;
+        const std::int64_t cnt = std::min(W, p_.n - i0);
+        const C* xs = xb.data();
+        const C* ys = yb.data();
+        if (direct) {
+          xs = reinterpret_cast<const C*>(p_.input.data) + i0;
+          ys = reinterpret_cast<const C*>(p_.target.data) + i0;
+        } else {
+          load_row<T>(p_, p_.input, i0, cnt, xb.data());
+          load_row<T>(p_, p_.target, i0, cnt, yb.data());
+        }
+        for (std::int64_t k = 0; k < cnt; ++k) d[k] = diff(xs[k], ys[k]);
+        if (partials) {
+          for (std::int64_t k = 0; k < cnt; ++k) lanes[k] = acc_add(lanes[k], term_of(d[k]));
+        } else if (loss) {  // reduction none: the loss of each element
+          for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * d[k];
+          store_row<OutT>(p_, p_.out, i0, cnt, v.data());
+        }
+        if (grad) {
+          if (p_.op == Op::backward && !p_.reduces()) {
+            load_row_any(p_, p_.grad_output, i0, cnt, gb.data());
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * (C(2) * gb[k]);
+          } else {
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * scale_;
+          }
+          store_row<T>(p_, p_.grad_input, i0, cnt, v.data());
+          if (p_.grad_target.data) {
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = -v[k];
+            store_row<T>(p_, p_.grad_target, i0, cnt, v.data());
+          }
+        }
+      }
+      if (partials) partials[c] = pairwise(lanes.data(), scratch.data(), W);
+    }
+  }
+
+  // Accumulates chunk c's rows into the lanes, kRowBlock full rows at a time,
+  // then the partial last row.
+  void reduce_chunk(std::int64_t c, Acc* lanes, C* xb, C* yb) {
+    const std::int64_t W = g_.lanes, start = c * g_.chunk;
+    const std::int64_t avail = std::min(g_.chunk, p_.n - start);
+    const std::int64_t full_rows = avail / W, tail = avail % W;
+    const bool direct = p_.contiguous && std::is_same<T, C>::value;
+    auto block = [&](std::int64_t i0, int nr, std::int64_t count) {
+      const C* xs = xb;
+      const C* ys = yb;
+      if (direct) {
+        xs = reinterpret_cast<const C*>(p_.input.data) + i0;
+        ys = reinterpret_cast<const C*>(p_.target.data) + i0;
+      } else {
+        const std::int64_t len = nr == 1 ? count : nr * W;
+        load_row<T>(p_, p_.input, i0, len, xb);
+        load_row<T>(p_, p_.target, i0, len, yb);
+      }
+      accumulate_block(lanes, xs, ys, W, nr, count);
+    };
+    for (std::int64_t r = 0; r < full_rows; r += kRowBlock)
+      block(start + r * W, static_cast<int>(std::min<std::int64_t>(kRowBlock, full_rows - r)), W);
+    if (tail) block(start + full_rows * W, 1, tail);
+  }
+
+  const Problem& p_;
+  Geometry g_;
+  C scale_ = C(0);
+};
+
+template <class T>
+void run_typed(const Problem& p) {
+  if (p.writes_loss() && p.out.dtype != p.dtype) {
+    if constexpr (std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value) {
+      Runner<T, float>(p).run();
+      return;
+    }
+  }
+  Runner<T, T>(p).run();
+}
+
+}  // namespace
+
+void run(const Problem& p) {
+  switch (p.dtype) {
+    case DType::f32: return run_typed<float>(p);
+    case DType::f64: return run_typed<double>(p);
+    case DType::f16: return run_typed<Half>(p);
+    case DType::bf16: return run_typed<BFloat16>(p);
+  }
+}
+
+}  // namespace mseloss::detail::cpu

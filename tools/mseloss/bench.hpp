@@ -1,0 +1,62 @@
+// `mseloss bench`: times the library against ceilings measured in the same
+// run (a read-only probe over the same two arrays, a copy of the same bytes)
+// and, on CUDA, against CUB.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mseloss/mseloss.hpp"
+
+namespace mseloss::bench {
+
+enum class BenchOp { forward, backward, fused };
+const char* to_string(BenchOp op);
+
+struct Config {
+  Device device = Device::cpu;
+  std::vector<std::int64_t> sizes;
+  std::vector<DType> dtypes;
+  std::vector<Reduction> reductions;
+  std::vector<Algorithm> algorithms;
+  std::vector<BenchOp> ops;
+  int num_threads = 0;
+  int min_runs = 20;          // timed runs per measurement (median is reported)
+  double min_seconds = 0.05;  // ... and at least this long in total
+  bool progress = true;       // a progress line on stderr
+};
+
+struct Row {
+  std::string op, device, algorithm, dtype, reduction;
+  std::int64_t n = 0;
+  double bytes = 0;       // the fewest bytes the operation must move
+  double us = 0;          // median time per call
+  double gbps = 0;        // bytes / us
+  double probe_us = 0;    // read probe over the same two arrays
+  double copy_us = 0;     // copy moving `bytes` (read + write) at the copy rate
+  double vs_probe = 0;    // probe_us / us: 1.0 = at the read ceiling
+  double vs_copy = 0;     // copy_us / us
+  double graph_us = 0;    // CUDA: median of graph replays (small N), else 0
+  double cub_us = 0;      // CUDA forward mean/sum: CUB TransformReduce, else 0
+  double vs_cub = 0;      // cub_us / us
+};
+
+std::vector<Row> run(const Config& config);
+std::vector<Row> run_cuda(const Config& config);  // bench_cuda.cu; throws without CUDA
+
+void print_table(const std::vector<Row>& rows);
+void write_csv(const std::vector<Row>& rows, const std::string& path);
+void write_json(const std::vector<Row>& rows, const std::string& path);
+
+// Device memory for the CLI (CUDA builds; they throw Unavailable otherwise).
+void* device_alloc(std::size_t bytes);
+void device_free(void* p);
+void copy_to_device(void* dst, const void* src, std::size_t bytes);
+void copy_to_host(void* dst, const void* src, std::size_t bytes);
+
+// Median of a sample (the input is reordered).
+double median(std::vector<double> v);
+
+}  // namespace mseloss::bench
