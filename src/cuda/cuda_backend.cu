@@ -1,0 +1,520 @@
+// CUDA backend: docs/numerics.md on the GPU in one launch per call.
+//
+// mse_reduce_kernel (mean, sum; and forward_backward, which also writes the
+// gradient): a persistent grid strides over the spec's chunks. Thread t of a
+// block owns lanes [V t, V t + V) of every row (one 16-byte vector), so a
+// chunk's lane tree is: within the thread, across the warp by shuffles, and
+// across the 8 warps in shared memory. Chunk partials go to a workspace; the
+// block that takes the last ticket evaluates the chunk tree and writes the
+// loss. Which block computes a chunk never changes its value, so the bits
+// depend on the data alone.
+//
+// mse_elementwise_kernel (none, backward, forward_backward with none): a
+// grid-strided loop over 16-byte vectors.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <type_traits>
+#include <utility>
+
+#include "cuda/cuda_common.cuh"
+
+namespace mseloss::detail::cuda {
+
+// ---- device info and workspace ------------------------------------------------------
+
+int sm_count() {
+  static std::mutex m;
+  static std::map<int, int> cache;
+  int dev;
+  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(dev);
+  if (it != cache.end()) return it->second;
+  int sms;
+  MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  cache[dev] = sms;
+  return sms;
+}
+
+Workspace* workspace_for(cudaStream_t stream) {
+  static std::mutex m;
+  static std::map<std::pair<int, cudaStream_t>, Workspace*> cache;  // lives as long as the process
+  int dev;
+  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  auto key = std::make_pair(dev, stream);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  MSELOSS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+  if (capture != cudaStreamCaptureStatusNone)
+    throw Error("options.stream: first use of this stream is inside a graph capture; call mseloss once on the "
+                "stream before capturing, so that its workspace exists");
+  Workspace* ws = nullptr;
+  MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
+  MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
+  cache[key] = ws;
+  return ws;
+}
+
+bool available() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+// ---- device helpers -----------------------------------------------------------------
+
+__device__ __forceinline__ double shfl_down(double v, int off) { return __shfl_down_sync(0xffffffffu, v, off); }
+__device__ __forceinline__ DD shfl_down(DD v, int off) {
+  return DD{__shfl_down_sync(0xffffffffu, v.hi, off), __shfl_down_sync(0xffffffffu, v.lo, off)};
+}
+
+__device__ __forceinline__ void put_partial(DD* slot, double v) { __stcg(&slot->hi, v); }
+__device__ __forceinline__ void put_partial(DD* slot, DD v) {
+  __stcg(&slot->hi, v.hi);
+  __stcg(&slot->lo, v.lo);
+}
+template <class Acc>
+__device__ __forceinline__ Acc get_partial(const DD* slot);
+template <>
+__device__ __forceinline__ double get_partial<double>(const DD* slot) { return __ldcg(&slot->hi); }
+template <>
+__device__ __forceinline__ DD get_partial<DD>(const DD* slot) { return DD{__ldcg(&slot->hi), __ldcg(&slot->lo)}; }
+
+// The lane tree of one warp (§2): lane 0 ends with the pairwise sum of the
+// 32 values in lane order; other lanes hold partial garbage.
+template <class Acc>
+__device__ __forceinline__ Acc warp_tree(Acc v) {
+#pragma unroll
+  for (int off = 1; off < 32; off *= 2) v = acc_add(v, shfl_down(v, off));
+  return v;
+}
+
+template <class T>
+union Pack {
+  static constexpr int V = 16 / sizeof(T);
+  uint4 u;
+  T e[V];
+};
+
+// Loads the `cnt` (<= V) logical elements from index i into c[0..cnt).
+template <class T, bool kStrided>
+__device__ __forceinline__ void load_elems(const KernelParams& p, const void* base, const Strides& st, std::int64_t i,
+                                           int cnt, typename Traits<T>::Compute* c) {
+  constexpr int V = Pack<T>::V;
+  const T* ptr = static_cast<const T*>(base);
+  if (!kStrided && p.vec && cnt == V) {
+    Pack<T> pk;
+    pk.u = __ldcs(reinterpret_cast<const uint4*>(ptr + i));  // streamed once: evict first
+#pragma unroll
+    for (int v = 0; v < V; ++v) c[v] = Traits<T>::load(pk.e[v]);
+    return;
+  }
+  if (!kStrided) {
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      if (v < cnt) c[v] = Traits<T>::load(ptr[i + v]);
+    return;
+  }
+  const int last = p.rank - 1;
+  std::int64_t off = offset_of(p, st, i);
+  std::int64_t idx = i % p.shape[last];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if (v < cnt) {
+      c[v] = Traits<T>::load(ptr[off]);
+      if (++idx < p.shape[last]) {
+        off += st.s[last];
+      } else {
+        idx = 0;
+        off = offset_of(p, st, i + v + 1);
+      }
+    }
+  }
+}
+
+template <class T, bool kStrided>
+__device__ __forceinline__ void store_elems(const KernelParams& p, void* base, const Strides& st, std::int64_t i,
+                                            int cnt, const typename Traits<T>::Compute* c) {
+  constexpr int V = Pack<T>::V;
+  T* ptr = static_cast<T*>(base);
+  if (!kStrided && p.vec && cnt == V) {
+    Pack<T> pk;
+#pragma unroll
+    for (int v = 0; v < V; ++v) pk.e[v] = Traits<T>::store(c[v]);
+    *reinterpret_cast<uint4*>(ptr + i) = pk.u;
+    return;
+  }
+  if (!kStrided) {
+#pragma unroll
+    for (int v = 0; v < V; ++v)
+      if (v < cnt) ptr[i + v] = Traits<T>::store(c[v]);
+    return;
+  }
+  const int last = p.rank - 1;
+  std::int64_t off = offset_of(p, st, i);
+  std::int64_t idx = i % p.shape[last];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if (v < cnt) {
+      ptr[off] = Traits<T>::store(c[v]);
+      if (++idx < p.shape[last]) {
+        off += st.s[last];
+      } else {
+        idx = 0;
+        off = offset_of(p, st, i + v + 1);
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
+  switch (t) {
+    case DType::f32: return *static_cast<const float*>(ptr);
+    case DType::f64: return *static_cast<const double*>(ptr);
+    case DType::f16: return half_to_float(*static_cast<const Half*>(ptr));
+    case DType::bf16: return bf16_to_float(*static_cast<const BFloat16*>(ptr));
+  }
+  return 0.0;
+}
+
+// ---- the reduction ------------------------------------------------------------------
+
+template <class T, class OutT, bool kStrided, bool kGrad>
+__global__ void __launch_bounds__(kThreads) mse_reduce_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  using Acc = typename Traits<T>::Acc;
+  constexpr int V = Pack<T>::V;
+  constexpr int U = 4;  // rows in flight per thread
+  __shared__ Acc warp_part[kBatch][kWarps];
+  __shared__ Acc chunk_part[kBatch];  // single-block launches keep every partial here
+  __shared__ bool is_last;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const Geometry g = p.geo;
+  // One block and few chunks: everything stays in shared memory, no ticket.
+  const bool single = gridDim.x == 1 && g.chunks <= kBatch;
+  C scale = C(0);
+  if (kGrad) scale = static_cast<C>(p.host_scale64);
+
+  int nb = 0;                   // chunks in the current batch
+  std::int64_t batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
+  auto flush = [&]() {
+    __syncthreads();
+    if (tid < nb) {
+      const Acc* w = warp_part[tid];
+      Acc v = acc_add(acc_add(acc_add(w[0], w[1]), acc_add(w[2], w[3])),
+                      acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
+      const std::int64_t c = blockIdx.x + (batch_base + tid) * gridDim.x;
+      if (single) chunk_part[c] = v;
+      else put_partial(&p.ws->partials[c], v);
+    }
+    __syncthreads();
+    batch_base += nb;
+    nb = 0;
+  };
+
+  for (std::int64_t c = blockIdx.x; c < g.chunks; c += gridDim.x) {
+    Acc acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
+    const std::int64_t start = c * g.chunk;
+    const std::int64_t end = start + g.chunk < p.n ? start + g.chunk : p.n;
+    const std::int64_t rows = (end - start + g.lanes - 1) / g.lanes;
+    for (std::int64_t r0 = 0; r0 < rows; r0 += U) {
+      C xv[U][V], yv[U][V];
+      int cnt[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const std::int64_t i = start + (r0 + u) * g.lanes + tid * V;
+        const std::int64_t left = end - i;
+        cnt[u] = left <= 0 ? 0 : left >= V ? V : static_cast<int>(left);
+        load_elems<T, kStrided>(p, p.x, p.xs, i, cnt[u], xv[u]);
+        load_elems<T, kStrided>(p, p.y, p.ys, i, cnt[u], yv[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        C gv[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (v < cnt[u]) {
+            const C d = diff(xv[u][v], yv[u][v]);
+            acc[v] = acc_add(acc[v], term_of(d));
+            if (kGrad) gv[v] = d * scale;
+          }
+        }
+        if (kGrad && cnt[u] > 0) {
+          const std::int64_t i = start + (r0 + u) * g.lanes + tid * V;
+          store_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt[u], gv);
+          if (p.grad_target) {
+#pragma unroll
+            for (int v = 0; v < V; ++v) gv[v] = -gv[v];
+            store_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt[u], gv);
+          }
+        }
+      }
+    }
+    // §2 lane tree: the thread's V adjacent lanes, then the warp, then (in flush) the warps.
+#pragma unroll
+    for (int s = 1; s < V; s *= 2)
+#pragma unroll
+      for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
+    Acc wv = warp_tree(acc[0]);
+    if (lane == 0) warp_part[nb][warp] = wv;
+    if (++nb == kBatch) flush();
+  }
+  if (nb > 0) flush();
+
+  if (!single) {
+    __threadfence();  // this block's partials are visible before its ticket
+    __syncthreads();
+    if (tid == 0) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+  }
+
+  // §2 chunk tree over K2 partials (zeros past K): thread t folds the aligned
+  // segment [t L, t L + L), then the block folds the 256 segment values.
+  const std::int64_t K = g.chunks, K2 = g.chunks_pow2;
+  auto partial = [&](std::int64_t k) -> Acc {
+    if (k >= K) return acc_zero<Acc>();
+    return single ? chunk_part[k] : get_partial<Acc>(&p.ws->partials[k]);
+  };
+  Acc v;
+  if (K2 > kThreads) {
+    const int L = static_cast<int>(K2 / kThreads);  // 2 or 4: K2 <= kMaxChunks = 1024
+    const std::int64_t b = static_cast<std::int64_t>(tid) * L;
+    if (L == 2) {
+      v = acc_add(partial(b), partial(b + 1));
+    } else {
+      v = acc_add(acc_add(partial(b), partial(b + 1)), acc_add(partial(b + 2), partial(b + 3)));
+    }
+  } else {
+    v = partial(tid);
+  }
+  v = warp_tree(v);
+  if (lane == 0) warp_part[0][warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kWarps ? warp_part[0][lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
+    if (lane == 0) {
+      using OC = typename Traits<OutT>::Compute;
+      *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.n, p.mean)));
+      if (!single) p.ws->ticket = 0;  // every block has taken its ticket: reset for the next launch
+    }
+  }
+}
+
+// ---- elementwise ------------------------------------------------------------------
+
+enum class Ew { loss_none, grad_device_scalar, grad_each, fused_none };
+
+template <class T, class OutT, class G, bool kStrided, Ew kMode>
+__global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  constexpr int V = Pack<T>::V;
+  C scale = C(0);
+  if (kMode == Ew::grad_device_scalar)
+    scale = static_cast<C>(grad_scale64(load_scalar(p.grad_output, p.grad_output_dtype), p.n, p.mean));
+  if (kMode == Ew::fused_none) scale = static_cast<C>(p.host_scale64);
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * V;
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < p.n; i += step) {
+    const int cnt = p.n - i >= V ? V : static_cast<int>(p.n - i);
+    C x[V], y[V], out[V], grad[V];
+    load_elems<T, kStrided>(p, p.x, p.xs, i, cnt, x);
+    load_elems<T, kStrided>(p, p.y, p.ys, i, cnt, y);
+    C gs[V];
+    if (kMode == Ew::grad_each) {
+      if constexpr (std::is_same<G, T>::value) {
+        load_elems<G, kStrided>(p, p.grad_output, p.gos, i, cnt, reinterpret_cast<typename Traits<G>::Compute*>(gs));
+      } else {  // fp32 upstream for 16-bit inputs: read element by element
+        const float* gp = static_cast<const float*>(p.grad_output);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (v < cnt) gs[v] = gp[kStrided ? offset_of(p, p.gos, i + v) : i + v];
+      }
+    }
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      const C d = diff(x[v], y[v]);
+      out[v] = d * d;
+      if (kMode == Ew::grad_each) grad[v] = d * (C(2) * gs[v]);
+      else grad[v] = d * scale;
+    }
+    if (kMode == Ew::loss_none || kMode == Ew::fused_none) {
+      if constexpr (std::is_same<OutT, T>::value) {
+        store_elems<T, kStrided>(p, p.out, p.outs, i, cnt, out);
+      } else {  // fp32 loss for 16-bit inputs
+        float* op = static_cast<float*>(p.out);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (v < cnt) op[kStrided ? offset_of(p, p.outs, i + v) : i + v] = canonical(static_cast<float>(out[v]));
+      }
+    }
+    if (kMode != Ew::loss_none) {
+      store_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt, grad);
+      if (p.grad_target) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) grad[v] = -grad[v];
+        store_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt, grad);
+      }
+    }
+  }
+}
+
+// ---- host side ----------------------------------------------------------------------
+
+namespace {
+
+template <class Kernel>
+int max_resident_blocks(Kernel kernel) {
+  // Occupancy depends on the kernel and the device; cache per (kernel, device).
+  static std::mutex m;
+  static std::map<int, int> cache;
+  int dev;
+  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(dev);
+  if (it != cache.end()) return it->second;
+  int per_sm = 0;
+  MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  int blocks = std::max(1, per_sm) * sm_count();
+  cache[dev] = blocks;
+  return blocks;
+}
+
+// Grid for K chunks: the fewest rounds m = ceil(K / resident) with every
+// block doing m or m - 1 chunks, so no block idles while others finish.
+// Small problems (a handful of chunks) take one block and no ticket.
+int reduce_grid(std::int64_t K, int resident, int forced) {
+  if (forced > 0) return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(forced, K)));
+  if (K <= 4) return 1;
+  std::int64_t m = (K + resident - 1) / resident;
+  return static_cast<int>((K + m - 1) / m);
+}
+
+template <class T, class OutT, bool kStrided, bool kGrad>
+void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
+  auto kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad>;
+  int grid = reduce_grid(kp.geo.chunks, max_resident_blocks(kernel), p.grid_blocks);
+  kernel<<<grid, kThreads, 0, stream>>>(kp);
+  MSELOSS_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T, class OutT, class G, bool kStrided, Ew kMode>
+void launch_elementwise(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
+  if (kp.n == 0) return;
+  auto kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode>;
+  const std::int64_t vectors = (kp.n + Pack<T>::V - 1) / Pack<T>::V;
+  std::int64_t grid = std::min<std::int64_t>((vectors + kThreads - 1) / kThreads, max_resident_blocks(kernel));
+  if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
+  kernel<<<static_cast<int>(grid), kThreads, 0, stream>>>(kp);
+  MSELOSS_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T, class OutT, class G, bool kStrided>
+void dispatch_layout(const Problem& p, const KernelParams& kp, cudaStream_t stream) {
+  if (p.op == Op::forward && p.reduces()) return launch_reduce<T, OutT, kStrided, false>(kp, p, stream);
+  if (p.op == Op::forward_backward && p.reduces()) return launch_reduce<T, OutT, kStrided, true>(kp, p, stream);
+  if (p.op == Op::forward) return launch_elementwise<T, OutT, G, kStrided, Ew::loss_none>(kp, p, stream);
+  if (p.op == Op::forward_backward) return launch_elementwise<T, OutT, G, kStrided, Ew::fused_none>(kp, p, stream);
+  if (p.reduces()) return launch_elementwise<T, OutT, G, kStrided, Ew::grad_device_scalar>(kp, p, stream);
+  return launch_elementwise<T, OutT, G, kStrided, Ew::grad_each>(kp, p, stream);
+}
+
+template <class T, class OutT, class G>
+void dispatch_typed(const Problem& p, const KernelParams& kp, cudaStream_t stream) {
+  if (p.contiguous) dispatch_layout<T, OutT, G, false>(p, kp, stream);
+  else dispatch_layout<T, OutT, G, true>(p, kp, stream);
+}
+
+template <class T>
+void dispatch_dtype(const Problem& p, const KernelParams& kp, cudaStream_t stream) {
+  constexpr bool k16 = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
+  if constexpr (k16) {
+    const bool f32_loss = p.writes_loss() && p.out.dtype == DType::f32;
+    const bool f32_grad_out = p.op == Op::backward && p.grad_output.dtype == DType::f32 && !p.reduces();
+    if (f32_loss) return dispatch_typed<T, float, T>(p, kp, stream);
+    if (f32_grad_out) return dispatch_typed<T, T, float>(p, kp, stream);
+  }
+  dispatch_typed<T, T, T>(p, kp, stream);
+}
+
+bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+
+// Views on the CUDA device must be device memory of the current device.
+void check_device_pointer(const void* ptr, const char* name) {
+  if (ptr == nullptr) return;
+  cudaPointerAttributes a;
+  cudaError_t e = cudaPointerGetAttributes(&a, ptr);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw InvalidArgument(std::string(name) + ": pointer is not known to CUDA (" + cudaGetErrorString(e) + ")");
+  }
+  int dev;
+  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
+    throw InvalidArgument(std::string(name) + ": device is cuda but the pointer is host memory");
+  if (a.type == cudaMemoryTypeDevice && a.device != dev)
+    throw InvalidArgument(std::string(name) + ": pointer is on CUDA device " + std::to_string(a.device) +
+                          " but the current device is " + std::to_string(dev));
+}
+
+}  // namespace
+
+void run(const Problem& p) {
+  cudaStream_t stream = reinterpret_cast<cudaStream_t>(p.stream);
+  if (p.n > 0) {
+    check_device_pointer(p.input.data, "input");
+    check_device_pointer(p.target.data, "target");
+  }
+  if (p.writes_loss()) check_device_pointer(p.n > 0 || p.reduces() ? p.out.data : nullptr, "out");
+  if (p.writes_grad() && p.n > 0) {
+    check_device_pointer(p.grad_input.data, "grad_input");
+    check_device_pointer(p.grad_target.data, "grad_target");
+  }
+  if (p.op == Op::backward && (p.n > 0 || p.reduces())) check_device_pointer(p.grad_output.data, "grad_output");
+
+  KernelParams kp{};
+  kp.x = p.input.data;
+  kp.y = p.target.data;
+  kp.out = p.out.data;
+  kp.grad_input = p.writes_grad() ? p.grad_input.data : nullptr;
+  kp.grad_target = p.writes_grad() ? p.grad_target.data : nullptr;
+  kp.grad_output = p.grad_output.data;
+  kp.grad_output_dtype = p.grad_output.dtype;
+  kp.n = p.n;
+  kp.geo = make_geometry(p.n, static_cast<int>(dtype_size(p.dtype)));
+  kp.rank = std::max(p.rank, 1);
+  kp.mean = p.mean();
+  for (int d = 0; d < kMaxRank; ++d) {
+    kp.shape[d] = p.rank == 0 ? 1 : p.shape[d];
+    kp.xs.s[d] = p.input.strides[d];
+    kp.ys.s[d] = p.target.strides[d];
+    kp.outs.s[d] = p.out.strides[d];
+    kp.gis.s[d] = p.grad_input.strides[d];
+    kp.gts.s[d] = p.grad_target.strides[d];
+    kp.gos.s[d] = p.grad_output.strides[d];
+  }
+  if (p.op == Op::forward_backward) kp.host_scale64 = grad_scale64(p.grad_scale, p.n, p.reduces() && p.mean());
+  kp.vec = p.contiguous && aligned16(p.input.data) && aligned16(p.target.data);
+  if (!p.reduces() && p.writes_loss()) kp.vec = kp.vec && aligned16(p.out.data);
+  if (p.writes_grad()) kp.vec = kp.vec && aligned16(p.grad_input.data) && aligned16(p.grad_target.data);
+  if (p.op == Op::backward && !p.reduces()) kp.vec = kp.vec && aligned16(p.grad_output.data);
+  kp.ws = workspace_for(stream);
+
+  if (p.op == Op::forward && p.reduces() && p.algorithm != Algorithm::deterministic)
+    return launch_comparison(p, kp, stream);
+  switch (p.dtype) {
+    case DType::f32: return dispatch_dtype<float>(p, kp, stream);
+    case DType::f64: return dispatch_dtype<double>(p, kp, stream);
+    case DType::f16: return dispatch_dtype<Half>(p, kp, stream);
+    case DType::bf16: return dispatch_dtype<BFloat16>(p, kp, stream);
+  }
+}
+
+}  // namespace mseloss::detail::cuda

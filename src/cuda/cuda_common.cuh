@@ -1,0 +1,82 @@
+// CUDA plumbing shared by the backend's translation units: error checks, the
+// launch parameter block, and the per-(device, stream) workspace.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "common/numerics.hpp"
+#include "common/problem.hpp"
+
+namespace mseloss::detail::cuda {
+
+#define MSELOSS_CUDA_CHECK(expr)                                                                       \
+  do {                                                                                                 \
+    cudaError_t err_ = (expr);                                                                         \
+    if (err_ != cudaSuccess)                                                                           \
+      throw ::mseloss::CudaError(std::string(#expr) + ": " + cudaGetErrorName(err_) + ": " +          \
+                                 cudaGetErrorString(err_));                                            \
+  } while (0)
+
+constexpr int kThreads = kRowThreads;  // 256: one row is 256 threads x 16 bytes (§2)
+constexpr int kWarps = kThreads / 32;
+constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
+
+// Scratch memory of one (device, stream): the chunk partials and the ticket
+// counter that picks the block which finishes the reduction. The kernel that
+// takes the last ticket resets the counter, so it is zero between launches.
+struct Workspace {
+  DD partials[kMaxChunks];
+  unsigned int ticket;
+  unsigned int pad_;
+  float atomic_sum;  // the comparison algorithms' fp32 accumulator
+  float pad2_;
+};
+
+// The workspace for the current device and `stream`, created (and zeroed in
+// stream order) on first use. Thread-safe. Refuses to allocate while the
+// stream is being captured into a graph.
+Workspace* workspace_for(cudaStream_t stream);
+int sm_count();
+
+// Strided description of one operand for the kernels (element strides over
+// the coalesced logical shape).
+struct Strides {
+  std::int64_t s[kMaxRank];
+};
+
+struct KernelParams {
+  const void* x;
+  const void* y;
+  void* out;          // loss: one element, or elementwise for none
+  void* grad_input;   // nullptr when not written
+  void* grad_target;  // nullptr when not written
+  const void* grad_output;  // backward: scalar (mean/sum) or elementwise (none)
+  DType grad_output_dtype;
+  std::int64_t n;
+  Geometry geo;
+  int rank;
+  bool vec;     // contiguous and every elementwise pointer 16-byte aligned
+  bool mean;
+  double host_scale64;  // forward_backward: grad_scale64(g, N, mean), computed on the host
+  std::int64_t shape[kMaxRank];
+  Strides xs, ys, outs, gis, gts, gos;
+  Workspace* ws;
+};
+
+// Element offset of logical index i, row-major over shape.
+__device__ __forceinline__ std::int64_t offset_of(const KernelParams& p, const Strides& st, std::int64_t i) {
+  std::int64_t off = 0;
+#pragma unroll 1
+  for (int d = p.rank - 1; d >= 0; --d) {
+    std::int64_t q = i / p.shape[d];
+    off += (i - q * p.shape[d]) * st.s[d];
+    i = q;
+  }
+  return off;
+}
+
+void launch_comparison(const Problem& p, KernelParams& kp, cudaStream_t stream);
+
+}  // namespace mseloss::detail::cuda

@@ -1,0 +1,335 @@
+// The CUDA backend against the CPU backend: identical bits for every dtype,
+// reduction, operation, size class, layout, grid size, stream and graph
+// replay. Outputs are poisoned before every run. Skips without a GPU.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "oracle.hpp"
+
+using namespace mseloss;
+using namespace testing_mse;
+
+#define CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
+
+namespace {
+
+constexpr DType kDTypes[] = {DType::f32, DType::f64, DType::f16, DType::bf16};
+std::size_t es(DType t) { return dtype_size(t); }
+
+class CudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cuda_available()) GTEST_SKIP() << "no CUDA device visible (or a CPU-only build): GPU tests skipped";
+  }
+};
+
+// A device buffer, copied from / to host vectors; `offset` bytes misalign it.
+struct Dev {
+  unsigned char* base = nullptr;
+  unsigned char* ptr = nullptr;
+  std::size_t bytes = 0;
+  Dev(std::size_t b, std::size_t offset = 0) : bytes(b) {
+    EXPECT_EQ(cudaMalloc(&base, b + offset + 16), cudaSuccess);
+    ptr = base + offset;
+    poison();
+  }
+  Dev(const std::vector<unsigned char>& h, std::size_t offset = 0) : Dev(h.size(), offset) {
+    EXPECT_EQ(cudaMemcpy(ptr, h.data(), h.size(), cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  void poison() { EXPECT_EQ(cudaMemset(base, 0xA5, bytes + 16), cudaSuccess); }
+  std::vector<unsigned char> host() const {
+    std::vector<unsigned char> h(bytes);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(h.data(), ptr, bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    return h;
+  }
+  ~Dev() { cudaFree(base); }
+  Dev(const Dev&) = delete;
+};
+
+TensorView on(TensorView v, const Dev& d) {
+  v.data = d.ptr;
+  v.device = Device::cuda;
+  return v;
+}
+
+struct Outputs {
+  std::vector<unsigned char> loss, grad, grad_t;
+};
+
+enum class Which { forward, backward, fused };
+
+// Runs one operation on the CPU and on the GPU with the same logical inputs.
+Outputs run_op(Device dev, Which op, DType t, std::int64_t n, Reduction r, const std::vector<unsigned char>& x,
+               const std::vector<unsigned char>& y, const std::vector<unsigned char>& g, Options o = {},
+               std::size_t misalign = 0) {
+  o.reduction = r;
+  const std::size_t lb = r == Reduction::none ? n * es(t) : es(t);
+  Outputs out;
+  if (dev == Device::cpu) {
+    out.loss.assign(lb, 0xA5);
+    out.grad.assign(n * es(t), 0xA5);
+    out.grad_t.assign(n * es(t), 0xA5);
+    TensorView xv = TensorView::contiguous(x.data(), t, {n}), yv = TensorView::contiguous(y.data(), t, {n});
+    TensorView lv = r == Reduction::none ? TensorView::contiguous(out.loss.data(), t, {n}) : TensorView::scalar(out.loss.data(), t);
+    TensorView gi = TensorView::contiguous(out.grad.data(), t, {n}), gt = TensorView::contiguous(out.grad_t.data(), t, {n});
+    TensorView go = r == Reduction::none ? TensorView::contiguous(g.data(), t, {n}) : TensorView::scalar(g.data(), t);
+    if (op == Which::forward) forward(xv, yv, lv, o);
+    if (op == Which::backward) backward(xv, yv, go, gi, gt, o);
+    if (op == Which::fused) forward_backward(xv, yv, lv, gi, gt, 0.625, o);
+    return out;
+  }
+  Dev dx(x, misalign * es(t)), dy(y, misalign * es(t)), dg(g), dl(lb, misalign * es(t)), dgi(n * es(t), misalign * es(t)),
+      dgt(n * es(t));
+  TensorView xv = on(TensorView::contiguous(nullptr, t, {n}), dx), yv = on(TensorView::contiguous(nullptr, t, {n}), dy);
+  TensorView lv = on(r == Reduction::none ? TensorView::contiguous(nullptr, t, {n}) : TensorView::scalar(nullptr, t), dl);
+  TensorView gi = on(TensorView::contiguous(nullptr, t, {n}), dgi), gt = on(TensorView::contiguous(nullptr, t, {n}), dgt);
+  TensorView go = on(r == Reduction::none ? TensorView::contiguous(nullptr, t, {n}) : TensorView::scalar(nullptr, t), dg);
+  if (op == Which::forward) forward(xv, yv, lv, o);
+  if (op == Which::backward) backward(xv, yv, go, gi, gt, o);
+  if (op == Which::fused) forward_backward(xv, yv, lv, gi, gt, 0.625, o);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  out.loss = dl.host();
+  out.grad = dgi.host();
+  out.grad_t = dgt.host();
+  return out;
+}
+
+std::string where(Which op, DType t, std::int64_t n, Reduction r) {
+  const char* ops[] = {"forward", "backward", "fused"};
+  return std::string(ops[static_cast<int>(op)]) + " " + to_string(t) + " N=" + std::to_string(n) + " " + to_string(r);
+}
+
+void expect_same(const Outputs& a, const Outputs& b, Which op, const std::string& ctx) {
+  if (op != Which::backward) EXPECT_TRUE(a.loss == b.loss) << ctx << ": loss differs";
+  if (op != Which::forward) {
+    EXPECT_TRUE(a.grad == b.grad) << ctx << ": grad_input differs";
+    EXPECT_TRUE(a.grad_t == b.grad_t) << ctx << ": grad_target differs";
+  }
+}
+
+std::vector<unsigned char> upstream(DType t, std::int64_t n, Reduction r) {
+  if (r == Reduction::none) return random_tensor(t, n, Dist::uniform, 777);
+  std::vector<unsigned char> g(es(t));
+  store_exact(g.data(), t, 0.375);
+  return g;
+}
+
+}  // namespace
+
+TEST_F(CudaTest, IdenticalBitsToTheCpuForEveryDtypeReductionAndSize) {
+  const std::int64_t sizes[] = {0, 1, 2, 3, 7, 97, 1023, 2048, 4099, 65537, 300001, (1 << 20) + 7, (1 << 22) + 3, 9000011};
+  std::uint64_t seed = 1;
+  for (DType t : kDTypes)
+    for (std::int64_t n : sizes)
+      for (Reduction r : {Reduction::mean, Reduction::sum, Reduction::none}) {
+        Dist d = kAllDists[seed % 7];
+        auto x = random_tensor(t, n, d, ++seed), y = random_tensor(t, n, Dist::normal, ++seed);
+        auto g = upstream(t, n, r);
+        for (Which op : {Which::forward, Which::backward, Which::fused}) {
+          auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
+          auto gpu = run_op(Device::cuda, op, t, n, r, x, y, g);
+          expect_same(cpu, gpu, op, where(op, t, n, r) + " " + to_string(d));
+        }
+      }
+}
+
+TEST_F(CudaTest, MisalignedPointersGiveTheSameBits) {
+  for (DType t : kDTypes)
+    for (std::size_t off : {1, 3}) {
+      const std::int64_t n = 123457;
+      auto x = random_tensor(t, n, Dist::normal, 5), y = random_tensor(t, n, Dist::wide_range, 6);
+      for (Reduction r : {Reduction::mean, Reduction::none})
+        for (Which op : {Which::forward, Which::fused}) {
+          auto g = upstream(t, n, r);
+          expect_same(run_op(Device::cpu, op, t, n, r, x, y, g), run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op,
+                      where(op, t, n, r) + " misaligned by " + std::to_string(off));
+        }
+    }
+}
+
+TEST_F(CudaTest, GridSizeNeverChangesTheBits) {
+  for (DType t : kDTypes) {
+    const std::int64_t n = 5000003;
+    auto x = random_tensor(t, n, Dist::wide_range, 7), y = random_tensor(t, n, Dist::normal, 8);
+    auto g = upstream(t, n, Reduction::mean);
+    auto cpu = run_op(Device::cpu, Which::fused, t, n, Reduction::mean, x, y, g);
+    for (int grid : {1, 2, 3, 7, 100, 1000, 4096}) {
+      Options o;
+      o.grid_blocks = grid;
+      expect_same(cpu, run_op(Device::cuda, Which::fused, t, n, Reduction::mean, x, y, g, o), Which::fused,
+                  std::string(to_string(t)) + " grid=" + std::to_string(grid));
+    }
+  }
+}
+
+TEST_F(CudaTest, StridedAndBroadcastViewsGiveTheCpuBits) {
+  for (DType t : kDTypes) {
+    const std::int64_t rows = 1001, cols = 777, n = rows * cols;
+    auto xs = random_tensor(t, n, Dist::normal, 9), ys = random_tensor(t, cols, Dist::uniform, 10);
+    // x: transposed storage; y: a row broadcast over rows.
+    TensorView xv = TensorView::contiguous(xs.data(), t, {rows, cols});
+    xv.strides[0] = 1;
+    xv.strides[1] = rows;
+    TensorView yv = TensorView::contiguous(ys.data(), t, {cols});
+    for (Reduction r : {Reduction::mean, Reduction::sum, Reduction::none}) {
+      Options o;
+      o.reduction = r;
+      const std::size_t lb = r == Reduction::none ? n * es(t) : es(t);
+      std::vector<unsigned char> cl(lb, 0xA5), cg(n * es(t), 0xA5);
+      auto lview = [&](void* p) {
+        return r == Reduction::none ? TensorView::contiguous(p, t, {rows, cols}) : TensorView::scalar(p, t);
+      };
+      forward_backward(xv, yv, lview(cl.data()), TensorView::contiguous(cg.data(), t, {rows, cols}), {}, 1.0, o);
+      Dev dx(xs), dy(ys), dl(lb), dg(n * es(t));
+      forward_backward(on(xv, dx), on(yv, dy), on(lview(nullptr), dl), on(TensorView::contiguous(nullptr, t, {rows, cols}), dg),
+                       {}, 1.0, o);
+      EXPECT_TRUE(dl.host() == cl) << to_string(t) << " " << to_string(r) << ": loss";
+      EXPECT_TRUE(dg.host() == cg) << to_string(t) << " " << to_string(r) << ": grad";
+    }
+    // backward none with a broadcast upstream [rows, 1]
+    auto gcol = random_tensor(t, rows, Dist::uniform, 11);
+    std::vector<unsigned char> cg(n * es(t), 0xA5);
+    Options o;
+    o.reduction = Reduction::none;
+    backward(xv, yv, TensorView::contiguous(gcol.data(), t, {rows, 1}), TensorView::contiguous(cg.data(), t, {rows, cols}), {}, o);
+    Dev dx(xs), dy(ys), dgo(gcol), dg(n * es(t));
+    backward(on(xv, dx), on(yv, dy), on(TensorView::contiguous(nullptr, t, {rows, 1}), dgo),
+             on(TensorView::contiguous(nullptr, t, {rows, cols}), dg), {}, o);
+    EXPECT_TRUE(dg.host() == cg) << to_string(t) << " backward none, broadcast upstream";
+  }
+}
+
+TEST_F(CudaTest, HundredRepeatedRunsGiveOneResult) {
+  const std::int64_t n = 33554432 + 5;
+  auto x = random_tensor(DType::f32, n, Dist::normal, 12), y = random_tensor(DType::f32, n, Dist::normal, 13);
+  Dev dx(x), dy(y), dl(4);
+  TensorView xv = on(TensorView::contiguous(nullptr, DType::f32, {n}), dx), yv = on(TensorView::contiguous(nullptr, DType::f32, {n}), dy);
+  std::vector<unsigned char> first;
+  for (int i = 0; i < 100; ++i) {
+    dl.poison();
+    forward(xv, yv, on(TensorView::scalar(nullptr, DType::f32), dl));
+    auto h = dl.host();
+    if (i == 0) first = h;
+    ASSERT_TRUE(h == first) << "run " << i;
+  }
+  std::vector<unsigned char> want(4);
+  round_to(oracle_loss(x, y, DType::f32, n, Reduction::mean), DType::f32, want.data());
+  EXPECT_LE(ulp_distance(first.data(), want.data(), DType::f32), 1);
+}
+
+TEST_F(CudaTest, FourConcurrentStreamsAndGraphReplay) {
+  const std::int64_t n = 4000037;
+  const DType t = DType::bf16;
+  std::vector<std::vector<unsigned char>> xs, ys, want;
+  std::vector<std::unique_ptr<Dev>> dx, dy, dl;
+  std::vector<cudaStream_t> streams(4);
+  for (int k = 0; k < 4; ++k) {
+    xs.push_back(random_tensor(t, n, Dist::normal, 20 + k));
+    ys.push_back(random_tensor(t, n, Dist::normal, 30 + k));
+    want.push_back(run_op(Device::cpu, Which::forward, t, n, Reduction::mean, xs[k], ys[k], {}).loss);
+    dx.emplace_back(new Dev(xs[k]));
+    dy.emplace_back(new Dev(ys[k]));
+    dl.emplace_back(new Dev(es(t)));
+    CUDA_OK(cudaStreamCreateWithFlags(&streams[k], cudaStreamNonBlocking));
+  }
+  auto call = [&](int k) {
+    Options o;
+    o.stream = streams[k];
+    forward(on(TensorView::contiguous(nullptr, t, {n}), *dx[k]), on(TensorView::contiguous(nullptr, t, {n}), *dy[k]),
+            on(TensorView::scalar(nullptr, t), *dl[k]), o);
+  };
+  for (int round = 0; round < 20; ++round) {
+    for (auto& d : dl) d->poison();
+    std::vector<std::thread> th;
+    for (int k = 0; k < 4; ++k) th.emplace_back([&, k] { for (int i = 0; i < 5; ++i) call(k); });
+    for (auto& h : th) h.join();
+    for (int k = 0; k < 4; ++k) ASSERT_TRUE(dl[k]->host() == want[k]) << "stream " << k << " round " << round;
+  }
+  // Graph capture of all four, replayed.
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeGlobal));
+  call(0);
+  CUDA_OK(cudaStreamEndCapture(streams[0], &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 50; ++i) {
+    dl[0]->poison();
+    CUDA_OK(cudaGraphLaunch(exec, streams[0]));
+    CUDA_OK(cudaStreamSynchronize(streams[0]));
+    ASSERT_TRUE(dl[0]->host() == want[0]) << "replay " << i;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  for (auto s : streams) cudaStreamDestroy(s);
+}
+
+TEST_F(CudaTest, HugeNBeyondTwoToThe31) {
+  const std::int64_t n = (std::int64_t{1} << 31) + 3;
+  const DType t = DType::bf16;
+  std::vector<unsigned char> x(n * 2), y(n * 2);
+  std::uint64_t h = 88172645463325252ull;
+  for (std::int64_t i = 0; i < n; ++i) {  // xorshift: quick, values in [-4, 4)
+    h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+    std::uint16_t a = static_cast<std::uint16_t>(0x3e00 + (h & 0x1ff)) | static_cast<std::uint16_t>((h >> 9 & 1) << 15);
+    std::uint16_t b = static_cast<std::uint16_t>(0x3e00 + (h >> 16 & 0x1ff));
+    std::memcpy(&x[i * 2], &a, 2);
+    std::memcpy(&y[i * 2], &b, 2);
+  }
+  for (Reduction r : {Reduction::mean, Reduction::sum}) {
+    auto cpu = run_op(Device::cpu, Which::forward, t, n, r, x, y, {});
+    auto gpu = run_op(Device::cuda, Which::forward, t, n, r, x, y, {});
+    EXPECT_TRUE(cpu.loss == gpu.loss) << "N = 2^31 + 3 " << to_string(r) << ": cpu " << bits_string(cpu.loss.data(), t)
+                                      << " gpu " << bits_string(gpu.loss.data(), t);
+  }
+}
+
+TEST_F(CudaTest, HalfGradientAtTwoToThe26MatchesTheCpu) {
+  const std::int64_t n = std::int64_t{1} << 26;
+  const DType t = DType::f16;
+  auto x = random_tensor(t, n, Dist::near_overflow, 40), y = random_tensor(t, n, Dist::normal, 41);
+  auto g = upstream(t, n, Reduction::mean);
+  expect_same(run_op(Device::cpu, Which::backward, t, n, Reduction::mean, x, y, g),
+              run_op(Device::cuda, Which::backward, t, n, Reduction::mean, x, y, g), Which::backward, "f16 2^26 backward");
+}
+
+TEST_F(CudaTest, ComparisonAlgorithmsAreWithinFp32AccumulationError) {
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    for (std::int64_t n : {std::int64_t{1000}, std::int64_t{1} << 20, (std::int64_t{1} << 24) + 1})
+      for (Algorithm a : {Algorithm::atomic, Algorithm::gridstride_atomic, Algorithm::gridstride_store}) {
+        auto x = random_tensor(t, n, Dist::normal, 50), y = random_tensor(t, n, Dist::normal, 51);
+        Options o;
+        o.algorithm = a;
+        Dev dx(x), dy(y), dl(4);
+        forward(on(TensorView::contiguous(nullptr, t, {n}), dx), on(TensorView::contiguous(nullptr, t, {n}), dy),
+                on(TensorView::scalar(nullptr, DType::f32), dl), o);
+        auto h = dl.host();
+        double got = value_of(h.data(), DType::f32);
+        double exact = static_cast<double>(oracle_loss(x, y, t, n, Reduction::mean));
+        // fp32 accumulation: per-thread chains of up to N / threads terms,
+        // then trees; 1e-4 relative is ~1000 fp32 ulps, far above what the
+        // deterministic path allows (<= 1 ulp) and well above these errors.
+        EXPECT_NEAR(got, exact, 1e-4 * exact) << to_string(a) << " " << to_string(t) << " N=" << n;
+      }
+}
+
+TEST_F(CudaTest, HostPointersOnTheCudaDeviceAreRefused) {
+  std::vector<float> x(64, 1), y(64, 2);
+  Dev dl(4);
+  TensorView xv = TensorView::contiguous(x.data(), DType::f32, {64}, Device::cuda);
+  TensorView yv = TensorView::contiguous(y.data(), DType::f32, {64}, Device::cuda);
+  try {
+    forward(xv, yv, on(TensorView::scalar(nullptr, DType::f32), dl));
+    FAIL() << "host memory accepted as a CUDA view";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("input"), std::string::npos) << e.what();
+  }
+  auto h = dl.host();
+  EXPECT_TRUE(std::all_of(h.begin(), h.end(), [](unsigned char c) { return c == 0xA5; }));
+}
