@@ -90,6 +90,19 @@ MSELOSS_HD double term_of(float d) { return static_cast<double>(d) * static_cast
 // fp64 inputs: d = fl64(x - y); term = fl64(d * d).
 MSELOSS_HD DD term_of(double d) { return DD{d * d, 0.0}; }
 
+// acc (+) term(d). For float d the product d * d is exact in fp64, so
+// fma(d, d, acc) = fl(d*d + acc) = acc + term: one DFMA on the GPU gives the
+// bits of the specified multiply-then-add (the host keeps the two operations).
+MSELOSS_HD double acc_add_term(double acc, float d) {
+#if defined(__CUDA_ARCH__)
+  const double dd = static_cast<double>(d);
+  return fma(dd, dd, acc);
+#else
+  return acc + term_of(d);
+#endif
+}
+MSELOSS_HD DD acc_add_term(DD acc, double d) { return dd_add(acc, term_of(d)); }
+
 // ---- §6 Conversions and NaN ----------------------------------------------------
 MSELOSS_HD std::uint32_t bits_of(float f) {
 #if defined(__CUDA_ARCH__)
@@ -182,10 +195,15 @@ MSELOSS_HD Half float_to_half(float f) {
 MSELOSS_HD float bf16_to_float(BFloat16 b) { return float_of(static_cast<std::uint32_t>(b.bits) << 16); }
 
 MSELOSS_HD BFloat16 float_to_bf16(float f) {
+#if defined(__CUDA_ARCH__)
+  if (f != f) return BFloat16{kBf16NaN};
+  return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(f))};
+#else
   std::uint32_t u = bits_of(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return BFloat16{kBf16NaN};
   u = u + 0x7fffu + ((u >> 16) & 1u);
   return BFloat16{static_cast<std::uint16_t>(u >> 16)};
+#endif
 }
 
 MSELOSS_HD float canonical(float f) { return f != f ? float_of(kFloatNaNBits) : f; }

@@ -1,5 +1,6 @@
 // The `mseloss` command: the loss and gradient of .npy files, and the benchmark.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -308,6 +309,7 @@ int main(int argc, char** argv) {
     c.ops = parse_list<bench::BenchOp>(b_ops, parse_op);
     c.num_threads = b_threads;
     c.min_runs = b_runs;
+    c.progress = isatty(2);  // a progress line only on a terminal
     std::printf("# mseloss bench: device %s, %d CPU threads\n", to_string(c.device),
                 b_threads > 0 ? b_threads : default_num_threads());
     auto rows = bench::run(c);
