@@ -223,8 +223,8 @@ A tree(const std::vector<A>& v, std::size_t lo, std::size_t len, Add add) {
 std::vector<unsigned char> spec_reference(const std::vector<unsigned char>& x, const std::vector<unsigned char>& y,
                                           DType t, std::int64_t n, Reduction r, DType out_dtype) {
   const std::int64_t W = 4096 / static_cast<std::int64_t>(size_of(t));
-  std::int64_t R = 1;
-  while ((n + R * W - 1) / (R * W) > 1024) R *= 2;
+  std::int64_t R = 8;
+  while ((n + R * W - 1) / (R * W) > 4096) R *= 2;
   const std::int64_t C = R * W, K = (n + C - 1) / C;
   std::int64_t K2 = 1;
   while (K2 < K) K2 *= 2;

@@ -60,10 +60,10 @@ TEST(CpuSpec, MatchesTheLiteralSpecReference) {
       }
 }
 
-// A size with several rows per chunk (R > 1) and the chunk tree padded.
+// A size with more chunks than a power of two (the chunk tree padded) and R = 8.
 TEST(CpuSpec, MatchesTheReferenceWithSeveralRowsPerChunk) {
   for (DType t : {DType::f32, DType::bf16, DType::f64}) {
-    std::int64_t n = 1024 * (4096 / static_cast<std::int64_t>(es(t))) * 3 + 12345;  // R = 4
+    std::int64_t n = 4096 * (4096 / static_cast<std::int64_t>(es(t))) * 3 + 12345;  // K = 1537, R = 8
     auto x = random_tensor(t, n, Dist::normal, 5), y = random_tensor(t, n, Dist::uniform, 6);
     auto got = loss_cpu(x, y, t, n, Reduction::sum, t);
     auto want = spec_reference(x, y, t, n, Reduction::sum, t);

@@ -80,11 +80,14 @@ TEST(Geometry, ChunkSizeDependsOnNAloneAndBoundsTheChunkCount) {
       EXPECT_LE(g.chunks, kMaxChunks);
       EXPECT_GE(g.chunks * g.chunk, n);
       EXPECT_TRUE((g.rows & (g.rows - 1)) == 0);
-      EXPECT_TRUE(g.rows == 1 || (n + g.chunk / 2 - 1) / (g.chunk / 2) > kMaxChunks) << "R must be the smallest";
+      EXPECT_GE(g.rows, kMinRows);
+      EXPECT_TRUE(g.rows == kMinRows || (n + g.chunk / 2 - 1) / (g.chunk / 2) > kMaxChunks) << "R must be the smallest";
       EXPECT_GE(g.chunks_pow2, g.chunks);
       EXPECT_LT(g.chunks_pow2, 2 * std::max<std::int64_t>(g.chunks, 1));
     }
   }
-  EXPECT_EQ(make_geometry(std::int64_t{1} << 25, 4).rows, 32);
-  EXPECT_EQ(make_geometry(std::int64_t{1} << 28, 4).rows, 256);
+  EXPECT_EQ(make_geometry(std::int64_t{1} << 25, 4).rows, 8);
+  EXPECT_EQ(make_geometry(std::int64_t{1} << 20, 4).rows, 8);
+  EXPECT_EQ(make_geometry(std::int64_t{1} << 26, 4).rows, 16);
+  EXPECT_EQ(make_geometry(std::int64_t{1} << 28, 4).rows, 64);
 }

@@ -21,7 +21,8 @@ namespace mseloss::detail {
 // ---- §2 Geometry -----------------------------------------------------------
 constexpr int kRowBytes = 4096;          // one row: 256 threads x 16 bytes
 constexpr int kRowThreads = 256;         // lanes are owned 16 bytes per thread
-constexpr std::int64_t kMaxChunks = 1024;
+constexpr std::int64_t kMaxChunks = 4096;
+constexpr std::int64_t kMinRows = 8;     // a chunk is at least 8 rows: work enough to hide load latency
 
 struct Geometry {
   std::int64_t n = 0;
@@ -36,7 +37,7 @@ MSELOSS_HD Geometry make_geometry(std::int64_t n, int elem_size) {
   Geometry g;
   g.n = n;
   g.lanes = kRowBytes / elem_size;
-  g.rows = 1;
+  g.rows = kMinRows;
   while ((n + g.rows * g.lanes - 1) / (g.rows * g.lanes) > kMaxChunks) g.rows *= 2;
   g.chunk = g.rows * g.lanes;
   g.chunks = (n + g.chunk - 1) / g.chunk;

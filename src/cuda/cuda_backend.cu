@@ -181,6 +181,21 @@ __device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
 
 // ---- the reduction ------------------------------------------------------------------
 
+// The pairwise tree of the aligned segment [t L, t L + L) of the partials:
+// all L loads first, then the tree in registers.
+template <class Acc, int L, class Get>
+__device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
+  static_assert(L > 0 && (L & (L - 1)) == 0, "L is a power of two");
+  Acc a[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) a[k] = get(static_cast<std::int64_t>(t) * L + k);
+#pragma unroll
+  for (int s = 1; s < L; s *= 2)
+#pragma unroll
+    for (int k = 0; k + s < L; k += 2 * s) a[k] = acc_add(a[k], a[k + s]);
+  return a[0];
+}
+
 template <class T, class OutT, bool kStrided, bool kGrad>
 __global__ void __launch_bounds__(kThreads) mse_reduce_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
@@ -323,16 +338,12 @@ __global__ void __launch_bounds__(kThreads) mse_reduce_kernel(const KernelParams
     return single ? chunk_part[k] : get_partial<Acc>(&p.ws->partials[k]);
   };
   Acc v;
-  if (K2 > kThreads) {
-    const int L = static_cast<int>(K2 / kThreads);  // 2 or 4: K2 <= kMaxChunks = 1024
-    const std::int64_t b = static_cast<std::int64_t>(tid) * L;
-    if (L == 2) {
-      v = acc_add(partial(b), partial(b + 1));
-    } else {
-      v = acc_add(acc_add(partial(b), partial(b + 1)), acc_add(partial(b + 2), partial(b + 3)));
-    }
-  } else {
-    v = partial(tid);
+  switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
+    case 16: v = segment_tree<Acc, 16>(partial, tid); break;
+    case 8: v = segment_tree<Acc, 8>(partial, tid); break;
+    case 4: v = segment_tree<Acc, 4>(partial, tid); break;
+    case 2: v = segment_tree<Acc, 2>(partial, tid); break;
+    default: v = partial(tid); break;
   }
   v = warp_tree(v);
   if (lane == 0) warp_part[0][warp] = v;

@@ -229,6 +229,7 @@ std::vector<Row> run_cuda(const Config& c) {
             o.reduction = r;
             o.algorithm = algo;
             o.stream = s;
+            o.grid_blocks = c.grid_blocks;
             auto call = [&](cudaStream_t) {
               next();
               TensorView xv = TensorView::contiguous(xs[rot], t, {n}, Device::cuda);

@@ -289,6 +289,8 @@ int main(int argc, char** argv) {
   bench->add_option("--algo", b_algos, "deterministic,atomic,gridstride-atomic,gridstride-store")->capture_default_str();
   bench->add_option("--op", b_ops, "forward,backward,fused")->capture_default_str();
   bench->add_option("--threads", b_threads, "CPU threads (0 = all cores)");
+  int b_grid = 0;
+  bench->add_option("--grid", b_grid, "CUDA: force this many blocks (tuning experiments)");
   bench->add_option("--runs", b_runs, "timed runs per point (median reported)")->capture_default_str();
   bench->add_option("--csv", b_csv, "also write the table as CSV");
   bench->add_option("--json", b_json, "also write the table as JSON");
@@ -308,6 +310,7 @@ int main(int argc, char** argv) {
     c.algorithms = parse_list<Algorithm>(b_algos, parse_algorithm);
     c.ops = parse_list<bench::BenchOp>(b_ops, parse_op);
     c.num_threads = b_threads;
+    c.grid_blocks = b_grid;
     c.min_runs = b_runs;
     c.progress = isatty(2);  // a progress line only on a terminal
     std::printf("# mseloss bench: device %s, %d CPU threads\n", to_string(c.device),
