@@ -3,6 +3,8 @@
 // (§3), folded by the lane tree, and the chunk partials by the chunk tree
 // (§2). Thread count therefore changes who computes a chunk, never its value.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -13,13 +15,31 @@
 namespace mseloss::detail::cpu {
 namespace {
 
+// Element access through memcpy: views may be misaligned (a slice at an odd
+// byte offset), and a misaligned T* dereference is undefined behaviour. The
+// compiler turns these into plain loads and stores.
+template <class T>
+inline T read_elem(const T* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void write_elem(T* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
+template <class T>
+inline bool aligned_for(const void* p) {
+  return reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0;
+}
+
 // Reads logical elements [i0, i0 + count) of an operand, converted to the
 // compute type. Row-major walk with a carried multi-index for strided views.
 template <class T, class C>
 void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, C* buf) {
   const T* base = static_cast<const T*>(o.data);
   if (p.contiguous) {
-    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(base[i0 + k]));
+    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + i0 + k)));
     return;
   }
   std::int64_t idx[kMaxRank];
@@ -31,7 +51,7 @@ void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t 
   }
   const int last = p.rank - 1;
   for (std::int64_t k = 0; k < count; ++k) {
-    buf[k] = static_cast<C>(Traits<T>::load(base[off]));
+    buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + off)));
     for (int d = last; d >= 0; --d) {
       off += o.strides[d];
       if (++idx[d] < p.shape[d]) break;
@@ -45,7 +65,7 @@ template <class T, class C>
 void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, const C* vals) {
   T* base = static_cast<T*>(o.data);
   if (p.contiguous) {
-    for (std::int64_t k = 0; k < count; ++k) base[i0 + k] = Traits<T>::store(vals[k]);
+    for (std::int64_t k = 0; k < count; ++k) write_elem(base + i0 + k, Traits<T>::store(vals[k]));
     return;
   }
   std::int64_t idx[kMaxRank];
@@ -57,7 +77,7 @@ void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t
   }
   const int last = p.rank - 1;
   for (std::int64_t k = 0; k < count; ++k) {
-    base[off] = Traits<T>::store(vals[k]);
+    write_elem(base + off, Traits<T>::store(vals[k]));
     for (int d = last; d >= 0; --d) {
       off += o.strides[d];
       if (++idx[d] < p.shape[d]) break;
@@ -79,10 +99,10 @@ void load_row_any(const Problem& p, const Operand& o, std::int64_t i0, std::int6
 
 double scalar_as_double(const Operand& o) {
   switch (o.dtype) {
-    case DType::f32: return *static_cast<const float*>(o.data);
-    case DType::f64: return *static_cast<const double*>(o.data);
-    case DType::f16: return half_to_float(*static_cast<const Half*>(o.data));
-    case DType::bf16: return bf16_to_float(*static_cast<const BFloat16*>(o.data));
+    case DType::f32: return read_elem(static_cast<const float*>(o.data));
+    case DType::f64: return read_elem(static_cast<const double*>(o.data));
+    case DType::f16: return half_to_float(read_elem(static_cast<const Half*>(o.data)));
+    case DType::bf16: return bf16_to_float(read_elem(static_cast<const BFloat16*>(o.data)));
   }
   return 0.0;
 }
@@ -180,7 +200,7 @@ class Runner {
       std::vector<Acc> scratch(partials.size() / 2 + 1);
       Acc s = pairwise(partials.data(), scratch.data(), g_.chunks_pow2);
       using OC = typename Traits<OutT>::Compute;
-      *static_cast<OutT*>(p_.out.data) = Traits<OutT>::store(static_cast<OC>(finish(s, p_.n, p_.mean())));
+      write_elem(static_cast<OutT*>(p_.out.data), Traits<OutT>::store(static_cast<OC>(finish(s, p_.n, p_.mean()))));
     }
   }
 
@@ -191,8 +211,9 @@ class Runner {
     std::vector<Acc> lanes(W), scratch(W / 2);
     const bool loss = p_.writes_loss();
     const bool grad = p_.writes_grad();
-    // Contiguous inputs already in the compute type are read in place.
-    const bool direct = p_.contiguous && std::is_same<T, C>::value;
+    // Contiguous, aligned inputs already in the compute type are read in place.
+    const bool direct = p_.contiguous && std::is_same<T, C>::value && aligned_for<C>(p_.input.data) &&
+                        aligned_for<C>(p_.target.data);
     for (std::int64_t c = c_begin; c < c_end; ++c) {
       if (partials) std::fill(lanes.begin(), lanes.end(), acc_zero<Acc>());
       if (partials && !grad) {  // forward mean/sum: the hot path
@@ -244,7 +265,8 @@ class Runner {
     const std::int64_t W = g_.lanes, start = c * g_.chunk;
     const std::int64_t avail = std::min(g_.chunk, p_.n - start);
     const std::int64_t full_rows = avail / W, tail = avail % W;
-    const bool direct = p_.contiguous && std::is_same<T, C>::value;
+    const bool direct = p_.contiguous && std::is_same<T, C>::value && aligned_for<C>(p_.input.data) &&
+                        aligned_for<C>(p_.target.data);
     auto block = [&](std::int64_t i0, int nr, std::int64_t count) {
       const C* xs = xb;
       const C* ys = yb;
