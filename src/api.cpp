@@ -56,8 +56,12 @@ const char* to_string(Device d) {
 }
 
 std::int64_t TensorView::numel() const {
+  // 0 if any dimension is 0; INT64_MAX if the product overflows (check_view refuses such views).
+  for (int d = 0; d < rank && d < kMaxRank; ++d)
+    if (shape[d] == 0) return 0;
   std::int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= shape[d];
+  for (int d = 0; d < rank && d < kMaxRank; ++d)
+    if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;
   return n;
 }
 
@@ -80,11 +84,13 @@ TensorView TensorView::contiguous(const void* data, DType dtype, int rank, const
   v.dtype = dtype;
   v.device = device;
   v.rank = rank;
+  // Strides saturate instead of overflowing: they matter only when the view
+  // has elements, and then its element count overflows too and is refused.
   std::int64_t stride = 1;
   for (int d = rank - 1; d >= 0; --d) {
     v.shape[d] = shape[d];
     v.strides[d] = stride;
-    stride *= shape[d];
+    if (__builtin_mul_overflow(stride, shape[d], &stride)) stride = INT64_MAX;
   }
   return v;
 }
@@ -259,6 +265,13 @@ void check_options(const Options& o) {
 // Merges dimensions that every elementwise operand walks contiguously, and
 // drops size-1 dimensions, so most strided cases become rank 1 or 2.
 void coalesce(Problem& p, std::vector<Operand*> ops) {
+  if (p.n == 0) {  // nothing is read or written: one empty dimension (and no products of huge sizes)
+    p.rank = 1;
+    std::fill(p.shape, p.shape + kMaxRank, 0);
+    for (Operand* o : ops) std::fill(o->strides, o->strides + kMaxRank, 0);
+    p.contiguous = true;
+    return;
+  }
   int r = 0;
   std::int64_t shape[kMaxRank];
   std::vector<std::vector<std::int64_t>> strides(ops.size(), std::vector<std::int64_t>(kMaxRank));

@@ -132,3 +132,17 @@ TEST(ApiErrors, MisalignedPointersWork) {
   EXPECT_EQ(a, b);
   EXPECT_GT(a, 0.0f);
 }
+
+// Found by fuzz_npy: an empty array whose other dimensions multiply past 2^63
+// made the stride computation overflow (undefined behaviour).
+TEST(ApiErrors, EmptyViewWithHugeDimensionsIsEmptyNotOverflow) {
+  const std::int64_t shape[3] = {0, std::int64_t{1} << 40, std::int64_t{1} << 40};
+  TensorView x = TensorView::contiguous(nullptr, DType::f32, 3, shape);
+  TensorView y = TensorView::contiguous(nullptr, DType::f32, 3, shape);
+  EXPECT_EQ(x.numel(), 0);
+  float loss = -1.0f;
+  forward(x, y, TensorView::scalar(&loss, DType::f32), Options{Reduction::sum});
+  EXPECT_EQ(loss, 0.0f);
+  const std::int64_t big[2] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
+  EXPECT_EQ(TensorView::contiguous(nullptr, DType::f32, 2, big).numel(), INT64_MAX);
+}

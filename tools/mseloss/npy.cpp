@@ -3,12 +3,14 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <sstream>
 
 namespace mseloss::npy {
 namespace {
 
 const char kMagic[] = "\x93NUMPY";
+constexpr std::uint32_t kMaxHeader = 1u << 20;
 
 [[noreturn]] void bad(const std::string& path, const std::string& what) { throw NpyError(path + ": " + what); }
 
@@ -46,7 +48,7 @@ std::string dict_value(const std::string& h, const std::string& key, const std::
 
 }  // namespace
 
-std::int64_t Array::numel() const {
+std::int64_t Array::numel() const {  // parse_header bounds the product of a parsed shape
   std::int64_t n = 1;
   for (auto s : shape) n *= s;
   return n;
@@ -58,36 +60,35 @@ TensorView Array::view() const {
     std::int64_t stride = 1;
     for (int d = 0; d < v.rank; ++d) {
       v.strides[d] = stride;
-      stride *= v.shape[d];
+      if (__builtin_mul_overflow(stride, v.shape[d], &stride)) stride = INT64_MAX;  // empty arrays only
     }
   }
   return v;
 }
 
-Array read(const std::string& path, bool u2_is_bf16) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
-  char magic[6];
-  if (!f.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0) bad(path, "not a .npy file (no \\x93NUMPY magic)");
-  unsigned char ver[2];
-  if (!f.read(reinterpret_cast<char*>(ver), 2)) bad(path, "truncated before the format version");
+Header parse_header(const std::string& path, const unsigned char* p, std::size_t n, bool u2_is_bf16) {
+  if (n < 6 || std::memcmp(p, kMagic, 6) != 0) bad(path, "not a .npy file (no \\x93NUMPY magic)");
+  if (n < 8) bad(path, "truncated before the format version");
+  const unsigned char major = p[6], minor = p[7];
+  std::size_t pos = 8;
   std::uint32_t hlen = 0;
-  if (ver[0] == 1) {
-    unsigned char l[2];
-    if (!f.read(reinterpret_cast<char*>(l), 2)) bad(path, "truncated before the header length");
-    hlen = l[0] | (l[1] << 8);
-  } else if (ver[0] == 2 || ver[0] == 3) {
-    unsigned char l[4];
-    if (!f.read(reinterpret_cast<char*>(l), 4)) bad(path, "truncated before the header length");
-    hlen = l[0] | (l[1] << 8) | (l[2] << 16) | (static_cast<std::uint32_t>(l[3]) << 24);
+  if (major == 1) {
+    if (n < 10) bad(path, "truncated before the header length");
+    hlen = p[8] | (p[9] << 8);
+    pos = 10;
+  } else if (major == 2 || major == 3) {
+    if (n < 12) bad(path, "truncated before the header length");
+    hlen = p[8] | (p[9] << 8) | (p[10] << 16) | (static_cast<std::uint32_t>(p[11]) << 24);
+    pos = 12;
   } else {
-    bad(path, "unsupported .npy format version " + std::to_string(ver[0]) + "." + std::to_string(ver[1]));
+    bad(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
   }
-  if (hlen > (1u << 20)) bad(path, "header length " + std::to_string(hlen) + " is implausible");
-  std::string h(hlen, '\0');
-  if (!f.read(&h[0], hlen)) bad(path, "truncated inside the header");
+  if (hlen > kMaxHeader) bad(path, "header length " + std::to_string(hlen) + " is implausible");
+  if (n - pos < hlen) bad(path, "truncated inside the header");
+  const std::string h(reinterpret_cast<const char*>(p + pos), hlen);
 
-  Array a;
+  Header a;
+  a.data_offset = pos + hlen;
   std::string descr = dict_value(h, "descr", path);
   if (descr.size() < 2 || (descr.front() != '\'' && descr.front() != '"')) bad(path, "descr " + descr + " is not a simple dtype");
   descr = descr.substr(1, descr.size() - 2);
@@ -121,29 +122,65 @@ Array read(const std::string& path, bool u2_is_bf16) {
     } catch (const std::exception&) {
       bad(path, "shape entry '" + item + "' is not an integer");
     }
+    if (item.find_first_not_of(" \t", b + used) != std::string::npos)
+      bad(path, "shape entry '" + item + "' is not an integer");
     if (v < 0) bad(path, "shape entry " + std::to_string(v) + " is negative");
+    if (a.shape.size() == static_cast<std::size_t>(kMaxRank))
+      bad(path, "rank exceeds " + std::to_string(kMaxRank));
     a.shape.push_back(v);
   }
-  if (a.shape.size() > static_cast<std::size_t>(kMaxRank))
-    bad(path, "rank " + std::to_string(a.shape.size()) + " exceeds " + std::to_string(kMaxRank));
-
-  std::int64_t n = 1;
-  for (auto s : a.shape) {
-    if (s != 0 && n > (INT64_MAX / 16) / s) bad(path, "shape " + sh + " is too large");
-    n *= s;
+  std::int64_t count = 1;
+  for (auto d : a.shape) {
+    if (d != 0 && count > (INT64_MAX / 16) / d) bad(path, "shape " + sh + " is too large");
+    count *= d;
   }
-  const std::int64_t bytes = n * static_cast<std::int64_t>(dtype_size(a.dtype));
-  const std::streamoff data_start = f.tellg();
+  a.data_bytes = count * static_cast<std::int64_t>(dtype_size(a.dtype));
+  a.shape_text = sh;
+  return a;
+}
+
+namespace {
+Array from_header(const Header& h) {
+  Array a;
+  a.dtype = h.dtype;
+  a.shape = h.shape;
+  a.fortran_order = h.fortran_order;
+  return a;
+}
+void check_size(const std::string& path, const Header& h, std::int64_t available) {
+  if (available < h.data_bytes)
+    bad(path, "truncated: shape " + h.shape_text + " needs " + std::to_string(h.data_bytes) + " data bytes, the file has " +
+                  std::to_string(available));
+  if (available > h.data_bytes)
+    bad(path, "has " + std::to_string(available - h.data_bytes) + " bytes after the data for shape " + h.shape_text);
+}
+}  // namespace
+
+Array parse(const std::string& name, const unsigned char* p, std::size_t n, bool u2_is_bf16) {
+  Header h = parse_header(name, p, n, u2_is_bf16);
+  check_size(name, h, static_cast<std::int64_t>(n - h.data_offset));
+  Array a = from_header(h);
+  a.data.assign(p + h.data_offset, p + n);
+  return a;
+}
+
+Array read(const std::string& path, bool u2_is_bf16) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) bad(path, std::string("cannot open: ") + std::strerror(errno));
   f.seekg(0, std::ios::end);
-  const std::streamoff file_size = f.tellg();
-  if (file_size - data_start < bytes)
-    bad(path, "truncated: shape " + sh + " needs " + std::to_string(bytes) + " data bytes, the file has " +
-                  std::to_string(file_size - data_start));
-  if (file_size - data_start > bytes)
-    bad(path, "has " + std::to_string(file_size - data_start - bytes) + " bytes after the data for shape " + sh);
-  f.seekg(data_start);
-  a.data.resize(static_cast<std::size_t>(bytes));
-  if (bytes > 0 && !f.read(reinterpret_cast<char*>(a.data.data()), bytes)) bad(path, "read error in the data");
+  const std::int64_t file_size = f.tellg();
+  if (!f || file_size < 0) bad(path, "cannot read (not a regular file?)");
+  f.seekg(0);
+  // The header is read first (it is at most 12 + kMaxHeader bytes), the data then straight into place.
+  std::vector<unsigned char> head(static_cast<std::size_t>(std::min<std::int64_t>(file_size, 12 + kMaxHeader)));
+  if (!f.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size())))
+    bad(path, "read error in the header");
+  Header h = parse_header(path, head.data(), head.size(), u2_is_bf16);
+  check_size(path, h, file_size - static_cast<std::int64_t>(h.data_offset));
+  Array a = from_header(h);
+  a.data.resize(static_cast<std::size_t>(h.data_bytes));
+  f.seekg(static_cast<std::streamoff>(h.data_offset));
+  if (h.data_bytes > 0 && !f.read(reinterpret_cast<char*>(a.data.data()), h.data_bytes)) bad(path, "read error in the data");
   return a;
 }
 
