@@ -224,6 +224,34 @@ TEST_F(CudaTest, HundredRepeatedRunsGiveOneResult) {
   EXPECT_LE(ulp_distance(first.data(), want.data(), DType::f32), 1);
 }
 
+TEST_F(CudaTest, RepeatedBackwardAndFusedRunsGiveOneResult) {
+  const std::int64_t n = 16777216 + 3;
+  for (DType t : {DType::f32, DType::bf16}) {
+    auto x = random_tensor(t, n, Dist::normal, 14), y = random_tensor(t, n, Dist::normal, 15);
+    auto g = upstream(t, n, Reduction::mean);
+    auto want_fused = run_op(Device::cpu, Which::fused, t, n, Reduction::mean, x, y, g);
+    auto want_back = run_op(Device::cpu, Which::backward, t, n, Reduction::mean, x, y, g);
+    Dev dx(x), dy(y), dg(g), dl(es(t)), dgi(n * es(t)), dgt(n * es(t));
+    TensorView xv = on(TensorView::contiguous(nullptr, t, {n}), dx), yv = on(TensorView::contiguous(nullptr, t, {n}), dy);
+    TensorView gi = on(TensorView::contiguous(nullptr, t, {n}), dgi), gt = on(TensorView::contiguous(nullptr, t, {n}), dgt);
+    for (int i = 0; i < 100; ++i) {
+      dl.poison();
+      dgi.poison();
+      dgt.poison();
+      if (i % 2 == 0) {
+        forward_backward(xv, yv, on(TensorView::scalar(nullptr, t), dl), gi, gt, 0.625);
+        ASSERT_TRUE(dl.host() == want_fused.loss) << to_string(t) << " fused run " << i;
+        ASSERT_TRUE(dgi.host() == want_fused.grad) << to_string(t) << " fused run " << i;
+        ASSERT_TRUE(dgt.host() == want_fused.grad_t) << to_string(t) << " fused run " << i;
+      } else {
+        backward(xv, yv, on(TensorView::scalar(nullptr, t), dg), gi, gt);
+        ASSERT_TRUE(dgi.host() == want_back.grad) << to_string(t) << " backward run " << i;
+        ASSERT_TRUE(dgt.host() == want_back.grad_t) << to_string(t) << " backward run " << i;
+      }
+    }
+  }
+}
+
 TEST_F(CudaTest, FourConcurrentStreamsAndGraphReplay) {
   const std::int64_t n = 4000037;
   const DType t = DType::bf16;
@@ -267,6 +295,40 @@ TEST_F(CudaTest, FourConcurrentStreamsAndGraphReplay) {
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
+
+  // backward (upstream read on the device) and forward_backward, captured together.
+  std::vector<unsigned char> g(es(t));
+  store_exact(g.data(), t, 0.375);
+  auto want_back = run_op(Device::cpu, Which::backward, t, n, Reduction::mean, xs[1], ys[1], g);
+  auto want_fused = run_op(Device::cpu, Which::fused, t, n, Reduction::mean, xs[1], ys[1], g);
+  Dev dg(g), dgi(n * es(t)), dgt(n * es(t)), dfi(n * es(t)), dfl(es(t));
+  Options o;
+  o.stream = streams[1];
+  TensorView x1 = on(TensorView::contiguous(nullptr, t, {n}), *dx[1]), y1 = on(TensorView::contiguous(nullptr, t, {n}), *dy[1]);
+  backward(x1, y1, on(TensorView::scalar(nullptr, t), dg), on(TensorView::contiguous(nullptr, t, {n}), dgi),
+           on(TensorView::contiguous(nullptr, t, {n}), dgt), o);  // outside capture first
+  CUDA_OK(cudaStreamSynchronize(streams[1]));
+  CUDA_OK(cudaStreamBeginCapture(streams[1], cudaStreamCaptureModeGlobal));
+  backward(x1, y1, on(TensorView::scalar(nullptr, t), dg), on(TensorView::contiguous(nullptr, t, {n}), dgi),
+           on(TensorView::contiguous(nullptr, t, {n}), dgt), o);
+  forward_backward(x1, y1, on(TensorView::scalar(nullptr, t), dfl), on(TensorView::contiguous(nullptr, t, {n}), dfi), {},
+                   0.625, o);
+  CUDA_OK(cudaStreamEndCapture(streams[1], &graph));
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 20; ++i) {
+    dgi.poison();
+    dgt.poison();
+    dfi.poison();
+    dfl.poison();
+    CUDA_OK(cudaGraphLaunch(exec, streams[1]));
+    CUDA_OK(cudaStreamSynchronize(streams[1]));
+    ASSERT_TRUE(dgi.host() == want_back.grad) << "backward replay " << i;
+    ASSERT_TRUE(dgt.host() == want_back.grad_t) << "backward replay " << i;
+    ASSERT_TRUE(dfi.host() == want_fused.grad) << "fused replay " << i;
+    ASSERT_TRUE(dfl.host() == want_fused.loss) << "fused replay " << i;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
   for (auto s : streams) cudaStreamDestroy(s);
 }
 
@@ -288,6 +350,14 @@ TEST_F(CudaTest, HugeNBeyondTwoToThe31) {
     EXPECT_TRUE(cpu.loss == gpu.loss) << "N = 2^31 + 3 " << to_string(r) << ": cpu " << bits_string(cpu.loss.data(), t)
                                       << " gpu " << bits_string(gpu.loss.data(), t);
   }
+  // The fused pass (loss and gradient) at the same size.
+  std::vector<unsigned char> g(2);
+  store_exact(g.data(), t, 1.0);
+  auto cpu = run_op(Device::cpu, Which::fused, t, n, Reduction::mean, x, y, g);
+  auto gpu = run_op(Device::cuda, Which::fused, t, n, Reduction::mean, x, y, g);
+  EXPECT_TRUE(cpu.loss == gpu.loss) << "fused loss at N = 2^31 + 3";
+  EXPECT_TRUE(cpu.grad == gpu.grad) << "fused grad_input at N = 2^31 + 3";
+  EXPECT_TRUE(cpu.grad_t == gpu.grad_t) << "fused grad_target at N = 2^31 + 3";
 }
 
 TEST_F(CudaTest, HalfGradientAtTwoToThe26MatchesTheCpu) {
