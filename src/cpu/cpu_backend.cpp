@@ -33,15 +33,11 @@ inline bool aligned_for(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0;
 }
 
-// Reads logical elements [i0, i0 + count) of an operand, converted to the
-// compute type. Row-major walk with a carried multi-index for strided views.
-template <class T, class C>
-void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, C* buf) {
-  const T* base = static_cast<const T*>(o.data);
-  if (p.contiguous) {
-    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + i0 + k)));
-    return;
-  }
+// Calls f(k, offset) for the logical elements i0 + k, k < count, of a strided
+// operand: a row-major walk with a carried multi-index (one div/mod per
+// dimension per row, not per element).
+template <class F>
+void walk_strided(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, F&& f) {
   std::int64_t idx[kMaxRank];
   std::int64_t off = 0, rest = i0;
   for (int d = p.rank - 1; d >= 0; --d) {
@@ -51,7 +47,7 @@ void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t 
   }
   const int last = p.rank - 1;
   for (std::int64_t k = 0; k < count; ++k) {
-    buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + off)));
+    f(k, off);
     for (int d = last; d >= 0; --d) {
       off += o.strides[d];
       if (++idx[d] < p.shape[d]) break;
@@ -61,6 +57,20 @@ void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t 
   }
 }
 
+// Reads logical elements [i0, i0 + count) of an operand, converted to the compute type.
+template <class T, class C>
+void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, C* buf) {
+  const T* base = static_cast<const T*>(o.data);
+  if (p.contiguous) {
+    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + i0 + k)));
+    return;
+  }
+  walk_strided(p, o, i0, count, [&](std::int64_t k, std::int64_t off) {
+    buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + off)));
+  });
+}
+
+// Writes logical elements [i0, i0 + count), rounded to the storage type (NaN canonical, §6).
 template <class T, class C>
 void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, const C* vals) {
   T* base = static_cast<T*>(o.data);
@@ -68,23 +78,8 @@ void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t
     for (std::int64_t k = 0; k < count; ++k) write_elem(base + i0 + k, Traits<T>::store(vals[k]));
     return;
   }
-  std::int64_t idx[kMaxRank];
-  std::int64_t off = 0, rest = i0;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    idx[d] = rest % p.shape[d];
-    rest /= p.shape[d];
-    off += idx[d] * o.strides[d];
-  }
-  const int last = p.rank - 1;
-  for (std::int64_t k = 0; k < count; ++k) {
-    write_elem(base + off, Traits<T>::store(vals[k]));
-    for (int d = last; d >= 0; --d) {
-      off += o.strides[d];
-      if (++idx[d] < p.shape[d]) break;
-      off -= o.strides[d] * p.shape[d];
-      idx[d] = 0;
-    }
-  }
+  walk_strided(p, o, i0, count,
+               [&](std::int64_t k, std::int64_t off) { write_elem(base + off, Traits<T>::store(vals[k])); });
 }
 
 template <class C>
