@@ -376,8 +376,6 @@ void check_loss_out(Problem& p, const TensorView& out, const TensorView& input, 
 }
 
 void run(Problem& p, std::vector<Operand*> elementwise) {
-  std::int64_t shape_before[kMaxRank];
-  std::copy(p.shape, p.shape + kMaxRank, shape_before);
   coalesce(p, std::move(elementwise));
   if (p.device == Device::cuda) {
     if (!detail::cuda::available())

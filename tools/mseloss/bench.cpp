@@ -51,6 +51,7 @@ double time_us(const Config& c, F&& fn) {
 // Splits [0, n) over threads; thread t runs fn(t, begin, end).
 template <class F>
 void parallel(std::int64_t n, int threads, F&& fn) {
+  if (n < (std::int64_t{1} << 18)) threads = 1;  // below ~256 KB a thread start costs more than it saves
   std::vector<std::thread> pool;
   for (int t = 1; t < threads; ++t) pool.emplace_back([&, t] { fn(t, n * t / threads, n * (t + 1) / threads); });
   fn(0, 0, n / threads);
@@ -119,9 +120,10 @@ std::vector<Row> run(const Config& c) {
   for (std::int64_t n : c.sizes) {
     for (DType t : c.dtypes) {
       const std::size_t es = dtype_size(t);
-      std::vector<unsigned char> x(n * es), y(n * es), out(n * es), g1(n * es);
+      std::vector<unsigned char> x(n * es), y(n * es), out(n * es), g1(n * es), gout(n * es);
       fill_random(x, t, n, 1);
       fill_random(y, t, n, 2);
+      fill_random(gout, t, n, 3);  // upstream gradient: element 0 serves as the scalar
       const double probe_us = time_us(c, [&] {
         read_probe(reinterpret_cast<const float*>(x.data()), reinterpret_cast<const float*>(y.data()),
                    static_cast<std::int64_t>(n * es / 4), threads);
@@ -141,8 +143,6 @@ std::vector<Row> run(const Config& c) {
           Options o;
           o.reduction = r;
           o.num_threads = threads;
-          std::vector<unsigned char> gout(n * es);
-          fill_random(gout, t, r == Reduction::none ? n : 1, 3);
           TensorView go = r == Reduction::none ? TensorView::contiguous(gout.data(), t, {n})
                                                : TensorView::scalar(gout.data(), t);
           double us = 0, bytes = 0;
