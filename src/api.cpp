@@ -1,7 +1,6 @@
 // The public entry points: every argument is checked here, before any backend
 // runs, so that an error leaves the outputs untouched.
 #include <algorithm>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -118,12 +117,13 @@ using detail::Op;
 using detail::Operand;
 using detail::Problem;
 
+// std::to_string, not an ostream: the library is also linked into the PyTorch
+// extension, where ostream number formatting crashed on one image (see
+// python/csrc/torch_ops.cpp).
 std::string shape_str(int rank, const std::int64_t* shape) {
-  std::ostringstream s;
-  s << '[';
-  for (int d = 0; d < rank; ++d) s << (d ? ", " : "") << shape[d];
-  s << ']';
-  return s.str();
+  std::string s = "[";
+  for (int d = 0; d < rank; ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+  return s + "]";
 }
 std::string shape_str(const TensorView& v) { return shape_str(v.rank, v.shape); }
 
@@ -444,6 +444,51 @@ void forward_backward(const TensorView& input, const TensorView& target, const T
     check_grad_view(grad_target, "grad_target", p, input, target);
     check_no_overlap(grad_target, "grad_target", out, "out");
     check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
+    p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
+    ew.push_back(&p.grad_target);
+  }
+  run(p, ew);
+}
+
+void scale_gradient(const TensorView& grad_input, const TensorView& grad_output, const TensorView& grad_target,
+                    const Options& options) {
+  check_options(options);
+  check_view(grad_input, "grad_input");
+  check_writable(grad_input, "grad_input");
+  Problem p;
+  p.op = Op::scale;
+  p.reduction = Reduction::sum;  // g is one element
+  p.dtype = grad_input.dtype;
+  p.device = grad_input.device;
+  p.rank = grad_input.rank;
+  std::copy(grad_input.shape, grad_input.shape + kMaxRank, p.shape);
+  p.n = checked_numel(grad_input, "grad_input");
+  check_view(grad_output, "grad_output");
+  check_device(grad_output, "grad_output", p.device);
+  check_loss_dtype(grad_output, "grad_output", p.dtype);
+  if (grad_output.numel() != 1)
+    fail("grad_output: shape " + shape_str(grad_output) + " has " + std::to_string(grad_output.numel()) +
+         " elements; scale_gradient needs one");
+  check_no_overlap(grad_input, "grad_input", grad_output, "grad_output");
+  p.grad_output.data = grad_output.data;
+  p.grad_output.dtype = grad_output.dtype;
+  p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
+  p.input = p.grad_input;  // read and written in place
+  p.num_threads = options.num_threads;
+  p.stream = options.stream;
+  p.grid_blocks = options.grid_blocks;
+  std::vector<Operand*> ew = {&p.input, &p.grad_input};
+  if (grad_target.data != nullptr) {
+    check_view(grad_target, "grad_target");
+    check_device(grad_target, "grad_target", p.device);
+    if (grad_target.dtype != p.dtype)
+      fail(std::string("grad_target: dtype ") + to_string(grad_target.dtype) + " differs from grad_input dtype " +
+           to_string(p.dtype));
+    if (!same_shape(grad_target, p.rank, p.shape))
+      fail("grad_target: shape " + shape_str(grad_target) + " is not the grad_input shape " + shape_str(grad_input));
+    check_writable(grad_target, "grad_target");
+    check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
+    check_no_overlap(grad_target, "grad_target", grad_output, "grad_output");
     p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
     ew.push_back(&p.grad_target);
   }

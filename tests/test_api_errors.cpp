@@ -92,6 +92,13 @@ const std::vector<Case>& cases() {
          float g = 1; Options o; o.algorithm = Algorithm::gridstride_store;
          TensorView x = b.X(), y = b.Y(), gi = b.Grad(); x.device = y.device = gi.device = Device::cuda;
          backward(x, y, TensorView::scalar(&g, DType::f32, Device::cuda), gi, {}, o); }},
+      {"scale_gradient with a two-element grad_output", "grad_output", [](Bufs& b) {
+         scale_gradient(b.Grad(), TensorView::contiguous(b.g.data(), DType::f32, {2})); }},
+      {"scale_gradient with grad_target of another shape", "grad_target", [](Bufs& b) {
+         float g = 2; scale_gradient(b.Grad(), TensorView::scalar(&g, DType::f32),
+                                     TensorView::contiguous(b.grad2.data(), DType::f32, {32})); }},
+      {"scale_gradient of a broadcast gradient", "grad_input", [](Bufs& b) {
+         float g = 2; TensorView v = b.Grad(); v.strides[0] = 0; scale_gradient(v, TensorView::scalar(&g, DType::f32)); }},
       {"shape with more than 2^63 elements", "input", [](Bufs& b) {
          TensorView v = b.X({1 << 30, 1 << 30}); v.rank = 3; v.shape[2] = std::int64_t{1} << 20; forward(v, b.Y(), b.Out()); }},
   };

@@ -365,3 +365,48 @@ TEST(CpuGradient, StridedGradientOutputsMatchContiguous) {
     for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(0, std::memcmp(&a[i * es(t)], &b[2 * i * es(t)], es(t))) << i;
   }
 }
+
+TEST(CpuGradient, ScaleGradientMultipliesOnceAndLeavesGOfOneAlone) {
+  for (DType t : kDTypes)
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{300007}})
+      for (double g : {1.0, 0.375, -3.0}) {
+        const auto before = random_tensor(t, n, Dist::wide_range, 70 + n);
+        const auto before_t = random_tensor(t, n, Dist::normal, 71 + n);
+        std::vector<unsigned char> gbuf(es(t));
+        store_exact(gbuf.data(), t, g);
+        auto gi = before, gt = before_t;
+        scale_gradient(TensorView::contiguous(gi.data(), t, {n}), TensorView::scalar(gbuf.data(), t),
+                       TensorView::contiguous(gt.data(), t, {n}));
+        std::vector<unsigned char> want(n * es(t)), want_t(n * es(t));
+        for (std::int64_t i = 0; i < n; ++i) {
+          for (auto* pair : {&before, &before_t}) {
+            const double a = value_at(*pair, t, i);
+            // fl_c(a * g): the product of two fp32 values is exact in fp64 (and
+            // for fp64 the single multiply is the rounding).
+            const double v = t == DType::f64 ? a * g : static_cast<double>(static_cast<float>(a * g));
+            round_to(static_cast<__float128>(v), t, &(pair == &before ? want : want_t)[i * es(t)]);
+          }
+        }
+        if (g == 1.0) {
+          ASSERT_EQ(gi, before) << "g = 1 must leave grad_input as it was, " << to_string(t);
+          ASSERT_EQ(gt, before_t) << "g = 1 must leave grad_target as it was, " << to_string(t);
+        } else {
+          ASSERT_EQ(gi, want) << to_string(t) << " N=" << n << " g=" << g;
+          ASSERT_EQ(gt, want_t) << to_string(t) << " N=" << n << " g=" << g << " (grad_target)";
+        }
+      }
+}
+
+TEST(CpuGradient, ScaleGradientOfStridedViewsMatchesContiguous) {
+  const DType t = DType::bf16;
+  const std::int64_t rows = 301, cols = 217, n = rows * cols;
+  const auto base = random_tensor(t, n, Dist::normal, 72);
+  float g = -0.625f;
+  auto contig = base, strided = base;
+  scale_gradient(TensorView::contiguous(contig.data(), t, {n}), TensorView::scalar(&g, DType::f32));
+  TensorView v = TensorView::contiguous(strided.data(), t, {cols, rows});
+  v.strides[0] = 1;
+  v.strides[1] = cols;  // the transpose of a [rows, cols] buffer: every element once
+  scale_gradient(v, TensorView::scalar(&g, DType::f32));
+  EXPECT_EQ(strided, contig);
+}

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <memory>
 #include <thread>
+#include <atomic>
+#include <mutex>
 
 #include "oracle.hpp"
 
@@ -33,16 +35,16 @@ class CudaTest : public ::testing::Test {
 struct Dev {
   unsigned char* base = nullptr;
   unsigned char* ptr = nullptr;
-  std::size_t bytes = 0;
-  Dev(std::size_t b, std::size_t offset = 0) : bytes(b) {
-    EXPECT_EQ(cudaMalloc(&base, b + offset + 16), cudaSuccess);
+  std::size_t bytes = 0, alloc = 0;
+  Dev(std::size_t b, std::size_t offset = 0) : bytes(b), alloc(b + offset + 16) {
+    EXPECT_EQ(cudaMalloc(&base, alloc), cudaSuccess);
     ptr = base + offset;
     poison();
   }
   Dev(const std::vector<unsigned char>& h, std::size_t offset = 0) : Dev(h.size(), offset) {
     EXPECT_EQ(cudaMemcpy(ptr, h.data(), h.size(), cudaMemcpyHostToDevice), cudaSuccess);
   }
-  void poison() { EXPECT_EQ(cudaMemset(base, 0xA5, bytes + 16), cudaSuccess); }
+  void poison() { EXPECT_EQ(cudaMemset(base, 0xA5, alloc), cudaSuccess); }  // the whole allocation
   std::vector<unsigned char> host() const {
     std::vector<unsigned char> h(bytes);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -402,4 +404,231 @@ TEST_F(CudaTest, HostPointersOnTheCudaDeviceAreRefused) {
   }
   auto h = dl.host();
   EXPECT_TRUE(std::all_of(h.begin(), h.end(), [](unsigned char c) { return c == 0xA5; }));
+}
+
+// ---- stress: many host threads, several streams, every operation ----------------
+
+namespace {
+
+struct StressCase {
+  Which op;
+  DType t;
+  std::int64_t n;
+  Reduction r;
+  std::vector<unsigned char> x, y, g;
+  Outputs want;
+};
+
+std::vector<StressCase> stress_cases() {
+  const Which ops[] = {Which::forward, Which::backward, Which::fused};
+  const std::int64_t sizes[] = {1000, 65537, (1 << 20) + 3, 3000017};
+  const Reduction reds[] = {Reduction::mean, Reduction::sum, Reduction::none};
+  std::vector<StressCase> cases;
+  std::uint64_t seed = 900;
+  for (int k = 0; k < 16; ++k) {
+    StressCase c;
+    c.op = ops[k % 3];
+    c.t = kDTypes[k % 4];
+    c.n = sizes[(k / 2) % 4];
+    c.r = reds[(k / 4) % 3];
+    c.x = random_tensor(c.t, c.n, kAllDists[k % 7], ++seed);
+    c.y = random_tensor(c.t, c.n, Dist::normal, ++seed);
+    c.g = upstream(c.t, c.n, c.r);
+    c.want = run_op(Device::cpu, c.op, c.t, c.n, c.r, c.x, c.y, c.g);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// Device buffers for one case, and the call that runs it on `stream`.
+struct StressRun {
+  const StressCase& c;
+  Dev dx, dy, dg, dl, dgi, dgt;
+  explicit StressRun(const StressCase& sc)
+      : c(sc), dx(sc.x), dy(sc.y), dg(sc.g), dl(sc.want.loss.size()), dgi(sc.n * es(sc.t)), dgt(sc.n * es(sc.t)) {}
+  void launch(cudaStream_t stream) {
+    Options o;
+    o.reduction = c.r;
+    o.stream = stream;
+    const DType t = c.t;
+    const std::int64_t n = c.n;
+    auto vec = [&](const Dev& d) { return on(TensorView::contiguous(nullptr, t, {n}), d); };
+    auto red = [&](const Dev& d) { return c.r == Reduction::none ? vec(d) : on(TensorView::scalar(nullptr, t), d); };
+    if (c.op == Which::forward) forward(vec(dx), vec(dy), red(dl), o);
+    if (c.op == Which::backward) backward(vec(dx), vec(dy), red(dg), vec(dgi), vec(dgt), o);
+    if (c.op == Which::fused) forward_backward(vec(dx), vec(dy), red(dl), vec(dgi), vec(dgt), 0.625, o);
+  }
+  void poison_async(cudaStream_t s) {
+    for (Dev* d : {&dl, &dgi, &dgt})
+      if (cudaMemsetAsync(d->base, 0xA5, d->alloc, s) != cudaSuccess) throw Error("cudaMemsetAsync failed");
+  }
+  // Copies the outputs back on `s` and compares them; returns "" when equal.
+  std::string check(cudaStream_t s) {
+    Outputs got;
+    got.loss.resize(dl.bytes);
+    got.grad.resize(dgi.bytes);
+    got.grad_t.resize(dgt.bytes);
+    if (cudaMemcpyAsync(got.loss.data(), dl.ptr, dl.bytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
+        cudaMemcpyAsync(got.grad.data(), dgi.ptr, dgi.bytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
+        cudaMemcpyAsync(got.grad_t.data(), dgt.ptr, dgt.bytes, cudaMemcpyDeviceToHost, s) != cudaSuccess ||
+        cudaStreamSynchronize(s) != cudaSuccess)
+      return "CUDA error while copying back";
+    if (c.op != Which::backward && got.loss != c.want.loss) return where(c.op, c.t, c.n, c.r) + ": loss differs";
+    if (c.op != Which::forward && (got.grad != c.want.grad || got.grad_t != c.want.grad_t))
+      return where(c.op, c.t, c.n, c.r) + ": gradient differs";
+    return "";
+  }
+};
+
+}  // namespace
+
+TEST_F(CudaTest, SixteenThreadsOnFourStreamsGiveTheCpuBits) {
+  const auto cases = stress_cases();
+  std::vector<cudaStream_t> streams(4);
+  for (auto& s : streams) CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  // The streams are new, so the first calls (four threads per stream) also
+  // race to create each stream's workspace.
+  std::vector<std::unique_ptr<StressRun>> runs;
+  for (const auto& c : cases) runs.emplace_back(new StressRun(c));
+  std::mutex m;
+  std::vector<std::string> failures;
+  std::atomic<int> checked{0};
+  auto worker = [&](int k) {
+    cudaStream_t s = streams[k % 4];
+    StressRun& run = *runs[k];
+    try {
+      for (int i = 0; i < 30; ++i) {
+        run.poison_async(s);
+        run.launch(s);
+        std::string err = run.check(s);
+        ++checked;
+        if (!err.empty()) {
+          std::lock_guard<std::mutex> lock(m);
+          failures.push_back("thread " + std::to_string(k) + " iteration " + std::to_string(i) + ": " + err);
+          return;
+        }
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(m);
+      failures.push_back("thread " + std::to_string(k) + ": " + e.what());
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int k = 0; k < 16; ++k) threads.emplace_back(worker, k);
+  for (auto& th : threads) th.join();
+  for (auto s : streams) CUDA_OK(cudaStreamDestroy(s));
+  EXPECT_TRUE(failures.empty()) << failures.size() << " failures, first: " << failures.front();
+  EXPECT_EQ(checked.load(), 16 * 30);
+}
+
+TEST_F(CudaTest, TenThousandGraphReplaysGiveTheCpuBits) {
+  // forward (multi-block, ticketed), backward and fused, poisoned inside the graph.
+  const auto all = stress_cases();
+  std::vector<const StressCase*> picked;
+  for (const auto& c : all)
+    if (c.n <= 65537) picked.push_back(&c);
+  ASSERT_GE(picked.size(), 3u);
+  StressCase big;
+  big.op = Which::forward;
+  big.t = DType::f32;
+  big.n = (1 << 20) + 3;
+  big.r = Reduction::mean;
+  big.x = random_tensor(big.t, big.n, Dist::normal, 990);
+  big.y = random_tensor(big.t, big.n, Dist::normal, 991);
+  big.want = run_op(Device::cpu, big.op, big.t, big.n, big.r, big.x, big.y, {});
+  picked.push_back(&big);
+  std::vector<std::unique_ptr<StressRun>> runs;
+  for (const auto* c : picked) runs.emplace_back(new StressRun(*c));
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (auto& r : runs) r->launch(s);  // workspaces exist before capture
+  CUDA_OK(cudaStreamSynchronize(s));
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  for (auto& r : runs) {
+    r->poison_async(s);
+    r->launch(s);
+  }
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  int replays = 0;
+  for (int i = 0; i < 10000; ++i) {
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    for (auto& r : runs) {
+      std::string err = r->check(s);
+      ASSERT_TRUE(err.empty()) << "replay " << i << ": " << err;
+    }
+    ++replays;
+  }
+  EXPECT_EQ(replays, 10000);
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST_F(CudaTest, ScaleGradientGivesTheCpuBitsAndSkipsGOfOne) {
+  for (DType t : kDTypes)
+    for (std::int64_t n : {std::int64_t{1}, std::int64_t{4099}, std::int64_t{3000017}})
+      for (double g : {1.0, -0.375}) {
+        const auto before = random_tensor(t, n, Dist::wide_range, 80 + n), before_t = random_tensor(t, n, Dist::normal, 81);
+        std::vector<unsigned char> gbuf(es(t));
+        store_exact(gbuf.data(), t, g);
+        auto cpu = before, cpu_t = before_t;
+        scale_gradient(TensorView::contiguous(cpu.data(), t, {n}), TensorView::scalar(gbuf.data(), t),
+                       TensorView::contiguous(cpu_t.data(), t, {n}));
+        Dev dgi(before), dgt(before_t), dg(gbuf);
+        scale_gradient(on(TensorView::contiguous(nullptr, t, {n}), dgi), on(TensorView::scalar(nullptr, t), dg),
+                       on(TensorView::contiguous(nullptr, t, {n}), dgt));
+        EXPECT_TRUE(dgi.host() == cpu) << to_string(t) << " N=" << n << " g=" << g;
+        EXPECT_TRUE(dgt.host() == cpu_t) << to_string(t) << " N=" << n << " g=" << g << " grad_target";
+        if (g == 1.0) EXPECT_TRUE(cpu == before) << "g = 1 changed the gradient";
+      }
+  // A transposed (strided) view.
+  const DType t = DType::f16;
+  const std::int64_t rows = 1001, cols = 333, n = rows * cols;
+  const auto before = random_tensor(t, n, Dist::normal, 82);
+  float g = 3.0f;
+  auto cpu = before;
+  TensorView v = TensorView::contiguous(cpu.data(), t, {cols, rows});
+  v.strides[0] = 1;
+  v.strides[1] = cols;
+  scale_gradient(v, TensorView::scalar(&g, DType::f32));
+  Dev dgi(before), dg(std::vector<unsigned char>(reinterpret_cast<unsigned char*>(&g), reinterpret_cast<unsigned char*>(&g) + 4));
+  scale_gradient(on(v, dgi), on(TensorView::scalar(nullptr, DType::f32), dg));
+  EXPECT_TRUE(dgi.host() == cpu) << "strided f16 scale";
+}
+
+TEST_F(CudaTest, AStreamFirstUsedInsideACaptureWorks) {
+  // PyTorch captures on a stream of its own: the first call on it is captured.
+  const std::int64_t n = (1 << 20) + 3;
+  auto x = random_tensor(DType::f32, n, Dist::normal, 95), y = random_tensor(DType::f32, n, Dist::normal, 96);
+  auto want = run_op(Device::cpu, Which::forward, DType::f32, n, Reduction::mean, x, y, {});
+  Dev dx(x), dy(y), dl(4);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  Options o;
+  o.stream = s;
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+  forward(on(TensorView::contiguous(nullptr, DType::f32, {n}), dx), on(TensorView::contiguous(nullptr, DType::f32, {n}), dy),
+          on(TensorView::scalar(nullptr, DType::f32), dl), o);
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int i = 0; i < 5; ++i) {
+    dl.poison();
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    ASSERT_TRUE(dl.host() == want.loss) << "replay " << i;
+  }
+  // An uncaptured call on the same stream afterwards also gives the CPU bits.
+  dl.poison();
+  forward(on(TensorView::contiguous(nullptr, DType::f32, {n}), dx), on(TensorView::contiguous(nullptr, DType::f32, {n}), dy),
+          on(TensorView::scalar(nullptr, DType::f32), dl), o);
+  CUDA_OK(cudaStreamSynchronize(s));
+  EXPECT_TRUE(dl.host() == want.loss);
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+  CUDA_OK(cudaStreamDestroy(s));
 }

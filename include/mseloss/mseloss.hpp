@@ -111,6 +111,14 @@ void forward_backward(const TensorView& input, const TensorView& target, const T
                       const TensorView& grad_input, const TensorView& grad_target = {},
                       double grad_scale = 1.0, const Options& options = {});
 
+// grad_input <- grad_input * g in place (and grad_target, when given), for a
+// one-element g read on the device (no host sync). When g converts to exactly
+// 1 nothing past g is read or written. This finishes a gradient precomputed by
+// forward_backward with grad_scale = 1 once the upstream g is known (the
+// PyTorch op's training-step mode): docs/numerics.md §7 gives the bits.
+void scale_gradient(const TensorView& grad_input, const TensorView& grad_output,
+                    const TensorView& grad_target = {}, const Options& options = {});
+
 // True when the library was built with CUDA and a device is visible.
 bool cuda_available();
 

@@ -9,7 +9,7 @@
 
 namespace mseloss::detail {
 
-enum class Op { forward, backward, forward_backward };
+enum class Op { forward, backward, forward_backward, scale };  // scale: scale_gradient()
 
 struct Operand {
   void* data = nullptr;
@@ -41,7 +41,7 @@ struct Problem {
 
   bool reduces() const { return reduction != Reduction::none; }
   bool mean() const { return reduction == Reduction::mean; }
-  bool writes_loss() const { return op != Op::backward; }
+  bool writes_loss() const { return op == Op::forward || op == Op::forward_backward; }
   bool writes_grad() const { return op != Op::forward; }
 };
 

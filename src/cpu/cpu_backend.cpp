@@ -296,14 +296,50 @@ void run_typed(const Problem& p) {
   Runner<T, T>(p).run();
 }
 
+// scale_gradient (§7): grad <- round(grad * g) in the compute type; g = 1
+// leaves every element as it is.
+template <class T>
+void scale_typed(const Problem& p) {
+  using C = typename Traits<T>::Compute;
+  const C g = static_cast<C>(scalar_as_double(p.grad_output));
+  if (g == C(1) || p.n == 0) return;
+  constexpr std::int64_t kBlock = 4096;
+  int threads = p.num_threads > 0 ? p.num_threads : default_num_threads();
+  if (p.n < (std::int64_t{1} << 16)) threads = 1;
+  const std::int64_t blocks = (p.n + kBlock - 1) / kBlock;
+  threads = static_cast<int>(std::min<std::int64_t>(threads, blocks));
+  auto range = [&](int t) {
+    std::vector<C> buf(kBlock);
+    for (std::int64_t b = blocks * t / threads; b < blocks * (t + 1) / threads; ++b) {
+      const std::int64_t i0 = b * kBlock, cnt = std::min(kBlock, p.n - i0);
+      for (const Operand* o : {&p.grad_input, &p.grad_target}) {
+        if (o->data == nullptr) continue;
+        load_row<T>(p, *o, i0, cnt, buf.data());
+        for (std::int64_t k = 0; k < cnt; ++k) buf[k] = buf[k] * g;
+        store_row<T>(p, *o, i0, cnt, buf.data());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
+  range(0);
+  for (auto& th : pool) th.join();
+}
+
+template <class T>
+void run_dtype(const Problem& p) {
+  if (p.op == Op::scale) return scale_typed<T>(p);
+  run_typed<T>(p);
+}
+
 }  // namespace
 
 void run(const Problem& p) {
   switch (p.dtype) {
-    case DType::f32: return run_typed<float>(p);
-    case DType::f64: return run_typed<double>(p);
-    case DType::f16: return run_typed<Half>(p);
-    case DType::bf16: return run_typed<BFloat16>(p);
+    case DType::f32: return run_dtype<float>(p);
+    case DType::f64: return run_dtype<double>(p);
+    case DType::f16: return run_dtype<Half>(p);
+    case DType::bf16: return run_dtype<BFloat16>(p);
   }
 }
 

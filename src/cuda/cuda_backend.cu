@@ -16,6 +16,7 @@
 #include <mutex>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "cuda/cuda_common.cuh"
 
@@ -37,24 +38,63 @@ int sm_count() {
   return sms;
 }
 
+// One workspace per (device, stream handle). A destroyed stream's handle can
+// be reused by a new stream while the old one's last kernel still runs, and
+// the two must not share a ticket: each entry remembers its stream's unique
+// id, and a different id under the same handle gets a fresh workspace (the
+// old one is kept, as it may still be in use). The id cannot be read during
+// a capture (cudaStreamGetId is refused there), so a captured call uses the
+// stream's entry as it is. A stream first seen inside a capture (PyTorch
+// captures on a stream of its own) gets its workspace allocated in relaxed
+// capture mode, and the zeroing of its ticket becomes a node of the graph.
+// Each stream ever used
+// keeps 64 KiB until the process ends; the cache frees it all at exit
+// (errors ignored: the runtime may already be gone).
+struct WorkspaceCache {
+  struct Entry {
+    Workspace* ws;
+    unsigned long long stream_id;
+  };
+  std::mutex m;
+  std::map<std::pair<int, cudaStream_t>, Entry> by_stream;
+  std::vector<Workspace*> retired;
+  ~WorkspaceCache() {
+    for (auto& kv : by_stream) (void)cudaFree(kv.second.ws);
+    for (Workspace* ws : retired) (void)cudaFree(ws);
+  }
+};
+
 Workspace* workspace_for(cudaStream_t stream) {
-  static std::mutex m;
-  static std::map<std::pair<int, cudaStream_t>, Workspace*> cache;  // lives as long as the process
+  static WorkspaceCache cache;
   int dev;
   MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
-  std::lock_guard<std::mutex> lock(m);
-  auto key = std::make_pair(dev, stream);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   MSELOSS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
-  if (capture != cudaStreamCaptureStatusNone)
-    throw Error("options.stream: first use of this stream is inside a graph capture; call mseloss once on the "
-                "stream before capturing, so that its workspace exists");
+  const bool capturing = capture != cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  if (!capturing) MSELOSS_CUDA_CHECK(cudaStreamGetId(stream, &id));
+  std::lock_guard<std::mutex> lock(cache.m);
+  const auto key = std::make_pair(dev, stream);
+  auto it = cache.by_stream.find(key);
+  if (it != cache.by_stream.end() && (capturing || it->second.stream_id == id)) return it->second.ws;
   Workspace* ws = nullptr;
-  MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
-  MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
-  cache[key] = ws;
+  if (capturing) {
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    MSELOSS_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    const cudaError_t e = cudaMalloc(&ws, sizeof(Workspace));
+    MSELOSS_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    MSELOSS_CUDA_CHECK(e);
+    MSELOSS_CUDA_CHECK(cudaMemsetAsync(&ws->ticket, 0, sizeof(ws->ticket), stream));  // captured: runs each replay
+  } else {
+    MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
+    MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
+  }
+  if (it != cache.by_stream.end()) {  // the handle now names another stream
+    cache.retired.push_back(it->second.ws);
+    it->second = {ws, id};
+  } else {
+    cache.by_stream[key] = {ws, id};
+  }
   return ws;
 }
 
@@ -196,12 +236,28 @@ __device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
   return a[0];
 }
 
+// Resident blocks per SM the contiguous reduction is compiled for (strided
+// views are not capped). Uncapped, fp16 took 66 registers, so 3 blocks fit
+// where bf16 (64) had 4. 4 blocks = 64 registers for 2- and 4-byte forward
+// passes; fp64 (dd accumulators) and the fp32 fused pass fit 80, 3 blocks.
+// The 16-bit fused pass needs 128: capped at 80 or 64 registers it spills,
+// and neither cap nor fewer rows in flight beat it (H200, 2^25 and 2^26:
+// 0.86-0.88 of a copy for all three variants; docs/performance.md), so it
+// keeps 2 blocks per SM.
+template <class T, bool kStrided, bool kGrad>
+constexpr int kReduceBlocksPerSm = kStrided                      ? 1
+                                   : sizeof(T) == 8               ? 3
+                                   : !kGrad                       ? 4
+                                   : sizeof(T) == 4               ? 3
+                                                                  : 1;
+constexpr int kRowsInFlight = 4;  // rows of 16-byte loads in flight per thread
+
 template <class T, class OutT, bool kStrided, bool kGrad>
-__global__ void __launch_bounds__(kThreads) mse_reduce_kernel(const KernelParams p) {
+__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad>)) mse_reduce_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
   constexpr int V = Pack<T>::V;
-  constexpr int U = 4;  // rows in flight per thread
+  constexpr int U = kRowsInFlight;
   __shared__ Acc warp_part[kBatch][kWarps];
   __shared__ Acc chunk_part[kBatch];  // single-block launches keep every partial here
   __shared__ bool is_last;
@@ -462,24 +518,53 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
   }
 }
 
+// ---- scale_gradient (§7) ------------------------------------------------------------
+
+// grad <- grad * g over the grad_input and grad_target operands; when g is 1
+// every block returns before touching them.
+template <class T, bool kStrided>
+__global__ void __launch_bounds__(kThreads) mse_scale_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  constexpr int V = Pack<T>::V;
+  const C g = static_cast<C>(load_scalar(p.grad_output, p.grad_output_dtype));
+  if (g == C(1)) return;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * V;
+  for (std::int64_t i = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < p.n; i += step) {
+    const int cnt = p.n - i >= V ? V : static_cast<int>(p.n - i);
+    C v[V];
+    load_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) v[k] = v[k] * g;
+    store_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt, v);
+    if (p.grad_target) {
+      load_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt, v);
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[k] = v[k] * g;
+      store_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt, v);
+    }
+  }
+}
+
 // ---- host side ----------------------------------------------------------------------
 
 namespace {
 
-template <class Kernel>
-int max_resident_blocks(Kernel kernel) {
-  // Occupancy depends on the kernel and the device; cache per (kernel, device).
+// Occupancy depends on the kernel and the device; cached per (kernel,
+// device). Every kernel here has the same type, so the kernel's address is
+// part of the key.
+int max_resident_blocks(void (*kernel)(KernelParams)) {
   static std::mutex m;
-  static std::map<int, int> cache;
+  static std::map<std::pair<const void*, int>, int> cache;
   int dev;
   MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
   std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(dev);
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   int per_sm = 0;
   MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
   int blocks = std::max(1, per_sm) * sm_count();
-  cache[dev] = blocks;
+  cache[key] = blocks;
   return blocks;
 }
 
@@ -535,7 +620,19 @@ void dispatch_typed(const Problem& p, const KernelParams& kp, cudaStream_t strea
 }
 
 template <class T>
+void launch_scale(const Problem& p, const KernelParams& kp, cudaStream_t stream) {
+  if (kp.n == 0) return;
+  auto kernel = p.contiguous ? mse_scale_kernel<T, false> : mse_scale_kernel<T, true>;
+  const std::int64_t vecs = (kp.n + Pack<T>::V - 1) / Pack<T>::V;
+  std::int64_t grid = std::min<std::int64_t>((vecs + kThreads - 1) / kThreads, max_resident_blocks(kernel));
+  if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
+  kernel<<<static_cast<int>(grid), kThreads, 0, stream>>>(kp);
+  MSELOSS_CUDA_CHECK(cudaGetLastError());
+}
+
+template <class T>
 void dispatch_dtype(const Problem& p, const KernelParams& kp, cudaStream_t stream) {
+  if (p.op == Op::scale) return launch_scale<T>(p, kp, stream);
   constexpr bool k16 = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
   if constexpr (k16) {
     const bool f32_loss = p.writes_loss() && p.out.dtype == DType::f32;
@@ -579,7 +676,8 @@ void run(const Problem& p) {
     check_device_pointer(p.grad_input.data, "grad_input");
     check_device_pointer(p.grad_target.data, "grad_target");
   }
-  if (p.op == Op::backward && (p.n > 0 || p.reduces())) check_device_pointer(p.grad_output.data, "grad_output");
+  if ((p.op == Op::backward && (p.n > 0 || p.reduces())) || p.op == Op::scale)
+    check_device_pointer(p.grad_output.data, "grad_output");
 
   KernelParams kp{};
   kp.x = p.input.data;
