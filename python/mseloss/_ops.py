@@ -1,0 +1,109 @@
+"""Fake (meta) kernels and autograd for the mseloss operators.
+
+The kernels themselves are C++ (python/csrc/torch_ops.cpp, over the mseloss
+library); nothing here computes a loss.
+"""
+from __future__ import annotations
+
+import torch
+
+# Whether mse_loss(fused=None) uses the training-step mode. Decided by
+# bench/torch_bench.py (docs/performance.md, "PyTorch").
+FUSED_DEFAULT = False
+
+_ops = torch.ops.mseloss
+
+
+def _loss_shape(input, target, reduction):
+    return torch.broadcast_shapes(input.shape, target.shape) if reduction == 0 else ()
+
+
+@torch.library.register_fake("mseloss::mse_loss")
+def _mse_loss_fake(input, target, reduction=1, loss_dtype=None):
+    torch._check(input.dtype == target.dtype, lambda: "mseloss: input and target dtypes differ")
+    return input.new_empty(_loss_shape(input, target, reduction), dtype=loss_dtype or input.dtype)
+
+
+@torch.library.register_fake("mseloss::mse_loss_backward")
+def _mse_loss_backward_fake(grad_output, input, target, reduction, with_target):
+    shape = torch.broadcast_shapes(input.shape, target.shape)
+    return input.new_empty(shape), input.new_empty(shape if with_target else (0,))
+
+
+@torch.library.register_fake("mseloss::mse_loss_and_grad")
+def _mse_loss_and_grad_fake(input, target, reduction=1, loss_dtype=None, with_target=False, grad_scale=1.0):
+    shape = torch.broadcast_shapes(input.shape, target.shape)
+    loss = input.new_empty(_loss_shape(input, target, reduction), dtype=loss_dtype or input.dtype)
+    return loss, input.new_empty(shape), input.new_empty(shape if with_target else (0,))
+
+
+@torch.library.register_fake("mseloss::scale_gradient_")
+def _scale_gradient_fake(grad_input, grad_target, grad_output):
+    return None
+
+
+def _sum_to(grad, like):
+    # Gradients come in the broadcast shape; a broadcast operand gets their sum.
+    return grad if grad.shape == like.shape else grad.sum_to_size(like.shape)
+
+
+def _setup_context(ctx, inputs, output):
+    input, target, reduction = inputs[0], inputs[1], inputs[2]
+    ctx.save_for_backward(input, target)
+    ctx.reduction = reduction
+
+
+def _backward(ctx, grad):
+    input, target = ctx.saved_tensors
+    need_input, need_target = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    gi, gt = _ops.mse_loss_backward(grad, input, target, ctx.reduction, need_target)
+    return (_sum_to(gi, input) if need_input else None, _sum_to(gt, target) if need_target else None, None, None)
+
+
+torch.library.register_autograd("mseloss::mse_loss", _backward, setup_context=_setup_context)
+
+
+def _no_double_backward(ctx, *grads):
+    raise RuntimeError("mseloss: double backward (a gradient of the MSE gradient) is not supported; "
+                       "use torch.nn.functional.mse_loss where higher-order gradients are needed")
+
+
+torch.library.register_autograd("mseloss::mse_loss_backward", _no_double_backward,
+                                setup_context=lambda ctx, inputs, output: None)
+
+
+def _autocast_loss_dtype(input):
+    if input.dtype in (torch.float16, torch.bfloat16) and torch.is_autocast_enabled(input.device.type):
+        return torch.float32  # as the autocast kernel of mse_loss does
+    return None
+
+
+class _FusedLoss(torch.autograd.Function):
+    """The training-step mode: the gradient for an upstream 1 is computed with
+    the loss and scaled in place by the real upstream in backward. A second
+    backward through the same graph (retain_graph) recomputes it from the
+    saved inputs, since the first one handed the saved gradient out."""
+
+    @staticmethod
+    def forward(ctx, input, target, reduction):
+        with_target = ctx.needs_input_grad[1]
+        loss, gi, gt = _ops.mse_loss_and_grad(input, target, reduction, _autocast_loss_dtype(input), with_target, 1.0)
+        ctx.save_for_backward(input, target, gi, gt)
+        ctx.reduction = reduction
+        ctx.consumed = False
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):
+        input, target, gi, gt = ctx.saved_tensors
+        need_input, need_target = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        if ctx.consumed:
+            gi, gt = _ops.mse_loss_backward(grad, input, target, ctx.reduction, need_target)
+        else:
+            ctx.consumed = True
+            _ops.scale_gradient_(gi, gt, grad)  # nothing is read or written when grad is 1
+        return (_sum_to(gi, input) if need_input else None, _sum_to(gt, target) if need_target else None, None)
+
+
+def fused_loss(input, target, reduction):
+    return _FusedLoss.apply(input, target, reduction)
