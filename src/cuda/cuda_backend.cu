@@ -244,20 +244,26 @@ __device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
 // and neither cap nor fewer rows in flight beat it (H200, 2^25 and 2^26:
 // 0.86-0.88 of a copy for all three variants; docs/performance.md), so it
 // keeps 2 blocks per SM.
-template <class T, bool kStrided, bool kGrad>
+//
+// kRows is the number of rows of 16-byte loads a thread has in flight. 4 for
+// a persistent grid; 8 (a whole chunk of R = 8 rows in one round, 128
+// registers, 2 blocks per SM) when there are no more chunks than SMs, so each
+// block reads its one chunk in a single round trip to memory instead of two.
+template <class T, bool kStrided, bool kGrad, int kRows>
 constexpr int kReduceBlocksPerSm = kStrided                      ? 1
+                                   : kRows > 4                    ? 2
                                    : sizeof(T) == 8               ? 3
                                    : !kGrad                       ? 4
                                    : sizeof(T) == 4               ? 3
                                                                   : 1;
-constexpr int kRowsInFlight = 4;  // rows of 16-byte loads in flight per thread
 
-template <class T, class OutT, bool kStrided, bool kGrad>
-__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad>)) mse_reduce_kernel(const KernelParams p) {
+template <class T, class OutT, bool kStrided, bool kGrad, int kRows>
+__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad, kRows>))
+    mse_reduce_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
   constexpr int V = Pack<T>::V;
-  constexpr int U = kRowsInFlight;
+  constexpr int U = kRows;
   __shared__ Acc warp_part[kBatch][kWarps];
   __shared__ Acc chunk_part[kBatch];  // single-block launches keep every partial here
   __shared__ bool is_last;
@@ -585,8 +591,12 @@ int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
 
 template <class T, class OutT, bool kStrided, bool kGrad>
 void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
-  auto kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad>;
   const int sms = sm_count();
+  auto kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4>;
+  // One chunk of 8 rows per block: all of it in flight at once (the 16-bit
+  // fused pass already runs one block per SM and keeps its 4 rows).
+  if constexpr (!kStrided && !(kGrad && sizeof(T) == 2))
+    if (kp.geo.rows == 8 && kp.geo.chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
   int grid = reduce_grid(kp.geo.chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
   kernel<<<grid, kThreads, 0, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
