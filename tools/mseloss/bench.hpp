@@ -33,7 +33,7 @@ struct Row {
   std::string op, device, algorithm, dtype, reduction;
   std::int64_t n = 0;
   double bytes = 0;       // the fewest bytes the operation must move
-  double us = 0;          // median time per call
+  double us = 0;          // median time per call (CUDA: device time, events)
   double gbps = 0;        // bytes / us
   double probe_us = 0;    // read probe over the same two arrays
   double copy_us = 0;     // copy moving `bytes` (read + write) at the copy rate
@@ -42,6 +42,7 @@ struct Row {
   double graph_us = 0;    // CUDA: median of graph replays (small N), else 0
   double cub_us = 0;      // CUDA forward mean/sum: CUB TransformReduce, else 0
   double vs_cub = 0;      // cub_us / us
+  double host_us = 0;     // CUDA: host (wall) time per call, calls queued back to back
 };
 
 std::vector<Row> run(const Config& config);

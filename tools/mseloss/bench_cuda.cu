@@ -9,6 +9,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -120,7 +121,21 @@ struct CubMse {
   }
 };
 
+// Spins one thread for `ns` nanoseconds of the GPU's global timer.
+__global__ void gpu_lead_kernel(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
 // Median time in microseconds of fn(stream) timed with events, after warm-up.
+// Each sample starts with the GPU busy for 50 us, so that the host work of
+// the call (argument checks, the launch itself) is done before the GPU
+// reaches the first event: the events time device work alone, for the probe,
+// the copy, CUB and mseloss alike. Host time per call is measured apart
+// (host_us_per_call).
 template <class F>
 double time_events(const Config& c, cudaStream_t s, F&& fn) {
   for (int i = 0; i < 3; ++i) fn(s);
@@ -131,6 +146,7 @@ double time_events(const Config& c, cudaStream_t s, F&& fn) {
   std::vector<double> t;
   const int runs = std::max(c.min_runs, 5);
   for (int i = 0; i < runs; ++i) {
+    gpu_lead_kernel<<<1, 1, 0, s>>>(50000);
     BENCH_CHECK(cudaEventRecord(a, s));
     fn(s);
     BENCH_CHECK(cudaEventRecord(b, s));
@@ -141,6 +157,23 @@ double time_events(const Config& c, cudaStream_t s, F&& fn) {
   }
   BENCH_CHECK(cudaEventDestroy(a));
   BENCH_CHECK(cudaEventDestroy(b));
+  return median(t);
+}
+
+// Median host (wall) time per call of fn, for 50 calls queued back to back
+// behind a GPU lead long enough that no call waits for the GPU.
+template <class F>
+double host_us_per_call(cudaStream_t s, F&& fn) {
+  constexpr int kCalls = 50;
+  std::vector<double> t;
+  for (int k = 0; k < 5; ++k) {
+    BENCH_CHECK(cudaStreamSynchronize(s));
+    gpu_lead_kernel<<<1, 1, 0, s>>>(2000000);
+    const auto a = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCalls; ++i) fn(s);
+    t.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - a).count() / kCalls);
+  }
+  BENCH_CHECK(cudaStreamSynchronize(s));
   return median(t);
 }
 
@@ -256,6 +289,7 @@ std::vector<Row> run_cuda(const Config& c) {
                                                 : (r == Reduction::none ? 4.0 : 3.0)) * static_cast<double>(bytes);
             row.us = time_events(c, s, call);
             if (n <= (std::int64_t{1} << 20)) row.graph_us = time_graph(c, s, call);
+            row.host_us = host_us_per_call(s, call);
             row.gbps = row.bytes / row.us / 1e3;
             row.probe_us = probe_us;
             row.copy_us = copy_us_per_byte * row.bytes;
