@@ -53,8 +53,10 @@ def mse_loss(input: torch.Tensor, target: torch.Tensor, size_average=None, reduc
     and keep it (N values) for backward, which then only scales it by the
     incoming gradient (and skips even that when the incoming gradient is 1,
     as in ``loss.backward()``). Reads the inputs once per training step
-    instead of twice. ``None`` takes the default, ``mseloss._ops.FUSED_DEFAULT``.
-    Supported for reduction 'mean' and 'sum'; one backward per forward.
+    instead of twice. ``None`` takes the default, ``mseloss._ops.FUSED_DEFAULT``
+    (on). Used for reduction 'mean' and 'sum', outside torch.compile; costs N
+    values of memory from the forward to the backward (the gradient, which
+    backward then hands out as it is).
     """
     if weight is not None:
         raise NotImplementedError("mseloss.mse_loss: weight is not supported; use torch.nn.functional.mse_loss")
@@ -71,7 +73,11 @@ def mse_loss(input: torch.Tensor, target: torch.Tensor, size_average=None, reduc
     input, target = _promote(input, target)
     if fused is None:
         fused = _ops.FUSED_DEFAULT
-    if fused and code != 0 and torch.is_grad_enabled() and (input.requires_grad or target.requires_grad):
+    # Under torch.compile the unfused pair of ops is traced: the fused mode
+    # keeps Python state (the saved gradient is handed out once) between its
+    # forward and backward, which a compiled graph does not replay.
+    if (fused and code != 0 and torch.is_grad_enabled() and (input.requires_grad or target.requires_grad)
+            and not torch.compiler.is_compiling()):
         return _ops.fused_loss(input, target, code)
     return torch.ops.mseloss.mse_loss(input, target, code)
 

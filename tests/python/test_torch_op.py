@@ -155,12 +155,28 @@ def test_mixed_dtypes_promote_like_pytorch(device):
 
 
 @DEVICES
-def test_double_backward_is_refused_clearly(device):
+@pytest.mark.parametrize("fused", [True, False])
+def test_double_backward_is_refused_clearly(device, fused):
     x = rand((10,), torch.float64, device, 10).requires_grad_()
     y = rand((10,), torch.float64, device, 11)
-    (gx,) = torch.autograd.grad(mseloss.mse_loss(x, y), x, create_graph=True)
+    (gx,) = torch.autograd.grad(mseloss.mse_loss(x, y, fused=fused), x, create_graph=True)
+    (want,) = torch.autograd.grad(F.mse_loss(x, y), x)
+    torch.testing.assert_close(gx, want, rtol=1e-15, atol=0)
     with pytest.raises(RuntimeError, match="double backward"):
         gx.sum().backward()
+
+
+@DEVICES
+def test_training_step_mode_is_the_default(device):
+    x = rand((1000,), torch.float32, device, 23).requires_grad_()
+    y = rand((1000,), torch.float32, device, 24)
+    loss = mseloss.mse_loss(x, y)
+    assert type(loss.grad_fn).__name__ == "_FusedLossBackward"
+    assert type(mseloss.mse_loss(x, y, fused=False).grad_fn).__name__ != "_FusedLossBackward"
+    assert mseloss.mse_loss(x.detach(), y).grad_fn is None  # nothing to differentiate: the plain forward
+    loss.backward()
+    (want,) = torch.autograd.grad(mseloss.mse_loss(x, y, fused=False), x)
+    assert torch.equal(x.grad, want)
 
 
 @DEVICES
