@@ -8,6 +8,10 @@ optimised: grid = SM count, grid-strided loop, the seed's BLOCK_SIZE table,
 tl.store of per-program partials, then a sum of the partials). Ceiling: a
 device-to-device copy of the same bytes, measured in the same run.
 
+Modes: forward, backward, full (forward + backward, eager dispatch: pays the
+host time of each step when it exceeds the GPU time) and full_graph (the same
+step captured in a CUDA graph and replayed: device time alone).
+
 Timing: CUDA events around 10 back-to-back calls (per-call time = elapsed / 10),
 warm-up, median with p20/p80 of many samples; inputs rotate over several sets so that every call reads DRAM, not L2.
 Host overhead: wall time per call at N = 2^10, calls queued back to back.
@@ -92,6 +96,27 @@ def stats_us(fn, runs, warmup=5):
         times.append(a.elapsed_time(b) * 1e3 / REPS)
     q = statistics.quantiles(times, n=10)
     return statistics.median(times), q[1], q[7]  # median, p20, p80
+
+
+def graph_step_us(fn, xg, ys, runs):
+    """Median per-step time of fn(x, y).backward() over the input sets, captured
+    once into a CUDA graph (after warm-up on a side stream) and replayed."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            for x, y in zip(xg, ys):
+                x.grad = None
+                fn(x, y).backward()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for x, y in zip(xg, ys):
+            x.grad = None
+            fn(x, y).backward()
+    steps = len(xg)
+    t = stats_us(g.replay, runs)
+    return tuple(v / steps for v in t)
 
 
 def parse_sizes(text):
@@ -221,6 +246,18 @@ def main():
                     record("backward", name, dtype, n, 3 * n * es, stats_us(back, args.runs), copy_train)
                     del losses
 
+            # The same step captured in a CUDA graph and replayed: device time
+            # alone, as in a training loop whose host runs ahead of the GPU
+            # (the "full" rows above also pay each step's Python and autograd
+            # host time whenever it exceeds the step's GPU time).
+            for name, fn in impls_train.items():
+                if name == "compile":
+                    continue  # its own graphs (mode="reduce-overhead") are another benchmark
+                try:
+                    record("full_graph", name, dtype, n, 3 * n * es, graph_step_us(fn, xg, ys, args.runs), copy_train)
+                except Exception as e:
+                    print(f"full_graph {name} {dname} {n}: FAILED {type(e).__name__}: {e}", flush=True)
+
             def one_pass():
                 i = nxt()
                 mseloss.mse_loss_and_grad(xs[i], ys[i])
@@ -233,8 +270,9 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(13, 5))
-        for ax, (mode, dname) in zip(axes, (("forward", "float32"), ("full", "float32"))):
+        panels = [m for m in ("forward", "full", "full_graph") if any(r["mode"] == m for r in rows)]
+        fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 5))
+        for ax, (mode, dname) in zip(axes, ((m, "float32") for m in panels)):
             for impl in sorted({r["impl"] for r in rows if r["mode"] == mode}):
                 pts = sorted((r["n"], r["gbps"]) for r in rows if r["mode"] == mode and r["impl"] == impl and r["dtype"] == dname)
                 if pts:
