@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/numerics.hpp"
 #include "common/problem.hpp"
 #include "mseloss/mseloss.hpp"
 
@@ -325,6 +326,7 @@ Problem make_problem(Op op, const TensorView& input, const TensorView& target, c
     if (p.shape[d] != 0 && p.n > INT64_MAX / p.shape[d]) fail("input: broadcast shape has more than 2^63 elements");
     p.n *= p.shape[d];
   }
+  p.global_n = p.n;
   p.input = broadcast_operand(input, p.rank, p.shape);
   p.target = broadcast_operand(target, p.rank, p.shape);
   p.num_threads = options.num_threads;
@@ -493,6 +495,119 @@ void scale_gradient(const TensorView& grad_input, const TensorView& grad_output,
     ew.push_back(&p.grad_target);
   }
   run(p, ew);
+}
+
+static_assert(kMaxPartialsNumel == 2 * detail::kMaxChunks, "a partials buffer of kMaxPartialsNumel fits any N");
+
+std::int64_t chunk_numel(std::int64_t global_numel, DType dtype) {
+  if (!valid_dtype(dtype)) fail("dtype: code " + std::to_string(static_cast<int>(dtype)) + " is not a dtype");
+  if (global_numel < 0) fail("global_numel: " + std::to_string(global_numel) + " is negative");
+  return detail::make_geometry(global_numel, static_cast<int>(dtype_size(dtype))).chunk;
+}
+
+std::int64_t partials_numel(std::int64_t global_numel, DType dtype) {
+  chunk_numel(global_numel, dtype);  // checks the arguments
+  return 2 * detail::make_geometry(global_numel, static_cast<int>(dtype_size(dtype))).chunks;
+}
+
+namespace {
+
+// A partials buffer: contiguous fp64 on `device`, at least 2 K values.
+void check_partials(const TensorView& v, Device device, std::int64_t global_numel, DType dtype) {
+  check_view(v, "partials");
+  check_device(v, "partials", device);
+  if (v.dtype != DType::f64) fail(std::string("partials: dtype ") + to_string(v.dtype) + " is not float64");
+  if (!v.is_contiguous()) fail("partials: the view is not contiguous");
+  const std::int64_t need = partials_numel(global_numel, dtype);
+  if (v.numel() < need)
+    fail("partials: " + std::to_string(v.numel()) + " values, but " + std::to_string(global_numel) +
+         " elements of " + to_string(dtype) + " have " + std::to_string(need / 2) + " chunks, 2 values each");
+}
+
+void check_reduces(const Options& options) {
+  if (options.reduction == Reduction::none)
+    fail("options.reduction: none has no partials; call forward() on each shard");
+  if (options.algorithm != Algorithm::deterministic)
+    fail(std::string("options.algorithm: ") + to_string(options.algorithm) + " has no partials; only deterministic");
+}
+
+}  // namespace
+
+void shard_partials(const TensorView& input, const TensorView& target, const Shard& shard,
+                    const TensorView& partials, const TensorView& grad_input, const TensorView& grad_target,
+                    double grad_scale, const Options& options) {
+  check_reduces(options);
+  const bool grad = grad_input.data != nullptr || grad_target.data != nullptr;
+  Problem p = make_problem(grad ? Op::forward_backward : Op::forward, input, target, options);
+  if (shard.global_numel < 0 || shard.offset < 0)
+    fail("shard: global_numel " + std::to_string(shard.global_numel) + " and offset " +
+         std::to_string(shard.offset) + " must not be negative");
+  if (p.n > shard.global_numel - shard.offset)
+    fail("shard: offset " + std::to_string(shard.offset) + " plus the shard's " + std::to_string(p.n) +
+         " elements exceeds global_numel " + std::to_string(shard.global_numel));
+  const std::int64_t C = chunk_numel(shard.global_numel, p.dtype), end = shard.offset + p.n;
+  // An empty shard writes zeros only: any offset up to N will do.
+  if (p.n > 0 && shard.offset % C != 0)
+    fail("shard.offset: " + std::to_string(shard.offset) + " is not a multiple of the chunk size " +
+         std::to_string(C) + " of " + std::to_string(shard.global_numel) + " " + to_string(p.dtype) +
+         " elements (docs/numerics.md §9)");
+  if (p.n > 0 && end != shard.global_numel && end % C != 0)
+    fail("shard: it ends at element " + std::to_string(end) + ", neither at global_numel " +
+         std::to_string(shard.global_numel) + " nor at a multiple of the chunk size " + std::to_string(C));
+  check_partials(partials, p.device, shard.global_numel, p.dtype);
+  check_writable(partials, "partials");
+  check_no_overlap(partials, "partials", input, "input");
+  check_no_overlap(partials, "partials", target, "target");
+  std::vector<Operand*> ew = {&p.input, &p.target};
+  if (grad) {
+    if (grad_input.data == nullptr) fail("grad_input: null, but grad_target is given");
+    check_grad_view(grad_input, "grad_input", p, input, target);
+    check_no_overlap(grad_input, "grad_input", partials, "partials");
+    p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
+    ew.push_back(&p.grad_input);
+    if (grad_target.data != nullptr) {
+      check_grad_view(grad_target, "grad_target", p, input, target);
+      check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
+      check_no_overlap(grad_target, "grad_target", partials, "partials");
+      p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
+      ew.push_back(&p.grad_target);
+    }
+    p.grad_scale = grad_scale;
+  }
+  p.stage = detail::Stage::partials;
+  p.global_n = shard.global_numel;
+  p.chunk_base = shard.offset / C;
+  p.partials = partials.data;
+  p.partials_numel = partials.numel();
+  run(p, ew);
+}
+
+void finish_partials(const TensorView& partials, std::int64_t global_numel, DType dtype, const TensorView& out,
+                     const Options& options) {
+  check_options(options);
+  check_reduces(options);
+  chunk_numel(global_numel, dtype);
+  check_partials(partials, partials.device, global_numel, dtype);
+  Problem p;
+  p.op = Op::forward;
+  p.stage = detail::Stage::finish;
+  p.reduction = options.reduction;
+  p.dtype = dtype;
+  p.device = partials.device;
+  p.global_n = global_numel;
+  p.partials = partials.data;
+  p.num_threads = options.num_threads;
+  p.stream = options.stream;
+  check_view(out, "out");
+  check_device(out, "out", p.device);
+  check_loss_dtype(out, "out", p.dtype);
+  if (out.numel() != 1)
+    fail("out: shape " + shape_str(out) + " has " + std::to_string(out.numel()) + " elements; reduction " +
+         to_string(p.reduction) + " writes one");
+  check_no_overlap(out, "out", partials, "partials");
+  p.out.data = out.data;
+  p.out.dtype = out.dtype;
+  run(p, {});
 }
 
 }  // namespace mseloss

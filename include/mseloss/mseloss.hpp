@@ -119,6 +119,42 @@ void forward_backward(const TensorView& input, const TensorView& target, const T
 void scale_gradient(const TensorView& grad_input, const TensorView& grad_output,
                     const TensorView& grad_target = {}, const Options& options = {});
 
+// ---- Sharded losses (docs/numerics.md §9) -------------------------------------
+// A tensor of N elements split into shards, each a range of consecutive
+// elements of its row-major order, held by other devices or processes. Each
+// shard writes its chunk partials (§2) into a buffer that is zero elsewhere;
+// the buffers summed elementwise (by any all-reduce: every slot is non-zero on
+// one shard at most, so the sum is exact in any order) and finished give the
+// loss of the whole tensor bit for bit, whatever the number of shards.
+struct Shard {
+  std::int64_t global_numel = 0;  // N of the whole tensor
+  std::int64_t offset = 0;        // the whole tensor's index of this shard's first element
+};
+
+// Elements per chunk for a whole tensor of N elements of `dtype`. A shard must
+// start at a multiple of it and end at one or at N.
+std::int64_t chunk_numel(std::int64_t global_numel, DType dtype);
+// fp64 values in a partials buffer: two per chunk; never more than
+// kMaxPartialsNumel, which therefore fits any N.
+std::int64_t partials_numel(std::int64_t global_numel, DType dtype);
+constexpr std::int64_t kMaxPartialsNumel = 2 * 4096;
+
+// This shard's partials, for options.reduction mean or sum: `partials` is a
+// contiguous fp64 view of at least partials_numel() values on the input's
+// device; all of it is written (zeros past the shard's chunks). With grad_input (and grad_target), the same
+// pass writes the shard's gradient for the upstream `grad_scale`, scaled by
+// the whole tensor's N for mean: the gradient forward_backward gives on the
+// whole tensor, restricted to the shard.
+void shard_partials(const TensorView& input, const TensorView& target, const Shard& shard,
+                    const TensorView& partials, const TensorView& grad_input = {},
+                    const TensorView& grad_target = {}, double grad_scale = 1.0,
+                    const Options& options = {});
+
+// The loss of the whole tensor (N = global_numel elements of `dtype`) from the
+// summed partials of all its shards; `out` as for forward().
+void finish_partials(const TensorView& partials, std::int64_t global_numel, DType dtype,
+                     const TensorView& out, const Options& options = {});
+
 // True when the library was built with CUDA and a device is visible.
 bool cuda_available();
 

@@ -26,17 +26,18 @@ namespace {
 
 std::string type_name(const at::Tensor& t) { return c10::toString(t.scalar_type()); }
 
-mseloss::DType dtype_of(const at::Tensor& t, const char* name) {
-  switch (t.scalar_type()) {
+mseloss::DType dtype_of(at::ScalarType t, const char* name) {
+  switch (t) {
     case at::kFloat: return mseloss::DType::f32;
     case at::kDouble: return mseloss::DType::f64;
     case at::kHalf: return mseloss::DType::f16;
     case at::kBFloat16: return mseloss::DType::bf16;
     default:
-      fail(std::string("mseloss: ") + name + " has dtype " + type_name(t) +
+      fail(std::string("mseloss: ") + name + " has dtype " + c10::toString(t) +
            "; supported are float32, float64, float16 and bfloat16");
   }
 }
+mseloss::DType dtype_of(const at::Tensor& t, const char* name) { return dtype_of(t.scalar_type(), name); }
 
 mseloss::TensorView view_of(const at::Tensor& t, const char* name) {
   if (t.dim() > mseloss::kMaxRank)
@@ -176,6 +177,46 @@ void scale_gradient_(const at::Tensor& grad_input, const at::Tensor& grad_target
   });
 }
 
+// One shard's chunk partials (docs/numerics.md §9) as a float64 tensor, and
+// with_grad, the shard's gradient of grad_scale * loss (the whole tensor's N
+// for mean); grad is returned empty (shape [0]) otherwise.
+std::tuple<at::Tensor, at::Tensor> shard_partials(const at::Tensor& input, const at::Tensor& target,
+                                                  int64_t global_numel, int64_t offset, int64_t reduction,
+                                                  bool with_grad, double grad_scale) {
+  check_pair(input, target);
+  DeviceScope scope(input);
+  const auto shape = at::infer_size(input.sizes(), target.sizes());
+  // Room for any N (the library zeroes what this shard's chunks leave), so
+  // the shape is static for torch.compile and the same on every rank.
+  at::Tensor partials = at::empty({mseloss::kMaxPartialsNumel}, input.options().dtype(at::kDouble));
+  at::Tensor gi = with_grad ? at::empty(shape, input.options()) : at::empty({0}, input.options());
+  call_library([&] {
+    mseloss::shard_partials(view_of(input, "input"), view_of(target, "target"), mseloss::Shard{global_numel, offset},
+                            view_of(partials, "partials"),
+                            with_grad ? view_of(gi, "grad_input") : mseloss::TensorView{}, {}, grad_scale,
+                            options_for(input, reduction));
+  });
+  return {partials, gi};
+}
+
+int64_t chunk_numel(int64_t global_numel, at::ScalarType dtype) {
+  int64_t c = 0;
+  call_library([&] { c = mseloss::chunk_numel(global_numel, dtype_of(dtype, "dtype")); });
+  return c;
+}
+
+// The whole tensor's loss from the summed partials of its shards.
+at::Tensor finish_partials(const at::Tensor& partials, int64_t global_numel, at::ScalarType dtype, int64_t reduction,
+                           std::optional<at::ScalarType> loss_dtype) {
+  DeviceScope scope(partials);
+  at::Tensor out = at::empty({}, partials.options().dtype(loss_dtype.value_or(dtype)));
+  call_library([&] {
+    mseloss::finish_partials(view_of(partials, "partials"), global_numel, dtype_of(dtype, "dtype"),
+                             view_of(out, "out"), options_for(partials, reduction));
+  });
+  return out;
+}
+
 // Autocast: PyTorch runs mse_loss in fp32, paying for two cast kernels. Here
 // two 16-bit tensors of one dtype go to the kernel as they are and the loss
 // comes back in fp32; anything else follows PyTorch's fp32 policy.
@@ -201,6 +242,11 @@ TORCH_LIBRARY(mseloss, m) {
   m.def("mse_loss_and_grad(Tensor input, Tensor target, int reduction=1, ScalarType? loss_dtype=None, "
         "bool with_target=False, float grad_scale=1.0) -> (Tensor, Tensor, Tensor)");
   m.def("scale_gradient_(Tensor(a!) grad_input, Tensor(b!) grad_target, Tensor grad_output) -> ()");
+  m.def("shard_partials(Tensor input, Tensor target, int global_numel, int offset, int reduction=1, "
+        "bool with_grad=False, float grad_scale=1.0) -> (Tensor, Tensor)");
+  m.def("finish_partials(Tensor partials, int global_numel, ScalarType dtype, int reduction=1, "
+        "ScalarType? loss_dtype=None) -> Tensor");
+  m.def("chunk_numel(int global_numel, ScalarType dtype) -> int", &chunk_numel);
 }
 
 TORCH_LIBRARY_IMPL(mseloss, CPU, m) {
@@ -208,6 +254,8 @@ TORCH_LIBRARY_IMPL(mseloss, CPU, m) {
   m.impl("mse_loss_backward", &mse_loss_backward);
   m.impl("mse_loss_and_grad", &mse_loss_and_grad);
   m.impl("scale_gradient_", &scale_gradient_);
+  m.impl("shard_partials", &shard_partials);
+  m.impl("finish_partials", &finish_partials);
 }
 
 #ifdef MSELOSS_WITH_CUDA
@@ -216,6 +264,8 @@ TORCH_LIBRARY_IMPL(mseloss, CUDA, m) {
   m.impl("mse_loss_backward", &mse_loss_backward);
   m.impl("mse_loss_and_grad", &mse_loss_and_grad);
   m.impl("scale_gradient_", &scale_gradient_);
+  m.impl("shard_partials", &shard_partials);
+  m.impl("finish_partials", &finish_partials);
 }
 
 TORCH_LIBRARY_IMPL(mseloss, AutocastCUDA, m) {

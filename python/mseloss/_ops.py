@@ -39,6 +39,22 @@ def _mse_loss_and_grad_fake(input, target, reduction=1, loss_dtype=None, with_ta
     return loss, input.new_empty(shape), input.new_empty(shape if with_target else (0,))
 
 
+# A shard's partials buffer has room for the most chunks any N has
+# (mseloss::kMaxPartialsNumel): its shape does not depend on N.
+MAX_PARTIALS = 2 * 4096
+
+
+@torch.library.register_fake("mseloss::shard_partials")
+def _shard_partials_fake(input, target, global_numel, offset, reduction=1, with_grad=False, grad_scale=1.0):
+    shape = torch.broadcast_shapes(input.shape, target.shape)
+    return input.new_empty((MAX_PARTIALS,), dtype=torch.float64), input.new_empty(shape if with_grad else (0,))
+
+
+@torch.library.register_fake("mseloss::finish_partials")
+def _finish_partials_fake(partials, global_numel, dtype, reduction=1, loss_dtype=None):
+    return partials.new_empty((), dtype=loss_dtype or dtype)
+
+
 @torch.library.register_fake("mseloss::scale_gradient_")
 def _scale_gradient_fake(grad_input, grad_target, grad_output):
     return None

@@ -11,6 +11,12 @@ namespace mseloss::detail {
 
 enum class Op { forward, backward, forward_backward, scale };  // scale: scale_gradient()
 
+// What a mean/sum call evaluates (docs/numerics.md §9). whole: the loss of the
+// N elements. partials: the chunk partials of one shard of a larger tensor,
+// into a buffer of fp64 pairs (and the shard's gradient for forward_backward).
+// finish: the loss from a buffer of summed partials; no element is read.
+enum class Stage { whole, partials, finish };
+
 struct Operand {
   void* data = nullptr;
   DType dtype = DType::f32;
@@ -33,6 +39,12 @@ struct Problem {
   Operand grad_input;   // backward, forward_backward
   Operand grad_target;  // optional: data == nullptr when not asked for
   double grad_scale = 1.0;  // forward_backward: the upstream g
+
+  Stage stage = Stage::whole;
+  std::int64_t global_n = 0;    // N of the whole tensor: the geometry (§2), mean and the gradient scale use it
+  std::int64_t chunk_base = 0;  // Stage::partials: the whole tensor's chunk index of this shard's chunk 0
+  void* partials = nullptr;     // Stage::partials, finish: fp64 pairs (hi, lo), one per chunk
+  std::int64_t partials_numel = 0;  // Stage::partials: fp64 values the buffer holds (all are written)
 
   int num_threads = 0;
   CUstream_st* stream = nullptr;

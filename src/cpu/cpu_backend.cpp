@@ -160,43 +160,73 @@ Acc pairwise(Acc* a, Acc* scratch, std::int64_t count) {
   return a[0];
 }
 
+// A chunk partial as the (hi, lo) pair of a partials buffer (§9); the fp32
+// family's fp64 accumulator has lo = 0.
+inline void store_pair(double a, double* pair) {
+  pair[0] = a;
+  pair[1] = 0.0;
+}
+inline void store_pair(DD a, double* pair) {
+  pair[0] = a.hi;
+  pair[1] = a.lo;
+}
+template <class Acc>
+Acc load_pair(const double* pair);
+template <>
+inline double load_pair<double>(const double* pair) { return pair[0]; }
+template <>
+inline DD load_pair<DD>(const double* pair) { return DD{pair[0], pair[1]}; }
+
 template <class T, class OutT>
 class Runner {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
 
  public:
-  explicit Runner(const Problem& p) : p_(p), g_(make_geometry(p.n, sizeof(T))) {
+  // The geometry and the gradient scale are the whole tensor's (global_n);
+  // the elements walked are this call's n (a shard's, for Stage::partials).
+  explicit Runner(const Problem& p) : p_(p), g_(make_geometry(p.global_n, sizeof(T))) {
     if (p.writes_grad() && p.reduces()) {
       double g = p.op == Op::backward ? scalar_as_double(p.grad_output) : p.grad_scale;
-      scale_ = static_cast<C>(grad_scale64(g, p.n, p.mean()));
+      scale_ = static_cast<C>(grad_scale64(g, p.global_n, p.mean()));
     } else if (p.op == Op::forward_backward) {
-      scale_ = static_cast<C>(grad_scale64(p.grad_scale, p.n, false));
+      scale_ = static_cast<C>(grad_scale64(p.grad_scale, p.global_n, false));
     }
   }
 
   void run() {
     const bool reduce = p_.writes_loss() && p_.reduces();
+    const std::int64_t chunks = (p_.n + g_.chunk - 1) / g_.chunk;  // this call's
     std::vector<Acc> partials(reduce ? static_cast<std::size_t>(g_.chunks_pow2) : 0, acc_zero<Acc>());
-    int threads = p_.num_threads > 0 ? p_.num_threads : default_num_threads();
-    // Threads only pay off past a few hundred kilobytes.
-    if (p_.n < (std::int64_t{1} << 16)) threads = 1;
-    threads = static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(g_.chunks, 1)));
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    auto range = [&](int t) {
-      std::int64_t b = g_.chunks * t / threads, e = g_.chunks * (t + 1) / threads;
-      run_chunks(b, e, reduce ? partials.data() : nullptr);
-    };
-    for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
-    range(0);
-    for (auto& th : pool) th.join();
-    if (reduce) {
-      std::vector<Acc> scratch(partials.size() / 2 + 1);
-      Acc s = pairwise(partials.data(), scratch.data(), g_.chunks_pow2);
-      using OC = typename Traits<OutT>::Compute;
-      write_elem(static_cast<OutT*>(p_.out.data), Traits<OutT>::store(static_cast<OC>(finish(s, p_.n, p_.mean()))));
+    if (p_.stage != Stage::finish) {
+      int threads = p_.num_threads > 0 ? p_.num_threads : default_num_threads();
+      // Threads only pay off past a few hundred kilobytes.
+      if (p_.n < (std::int64_t{1} << 16)) threads = 1;
+      threads = static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(chunks, 1)));
+      std::vector<std::thread> pool;
+      pool.reserve(threads);
+      auto range = [&](int t) {
+        std::int64_t b = chunks * t / threads, e = chunks * (t + 1) / threads;
+        run_chunks(b, e, reduce ? partials.data() : nullptr);
+      };
+      for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
+      range(0);
+      for (auto& th : pool) th.join();
     }
+    if (!reduce) return;
+    double* pairs = static_cast<double*>(p_.partials);
+    if (p_.stage == Stage::partials) {  // §9: this shard's chunks, zeros elsewhere
+      std::fill(pairs, pairs + p_.partials_numel, 0.0);
+      for (std::int64_t c = 0; c < chunks; ++c) store_pair(partials[c], pairs + 2 * (p_.chunk_base + c));
+      return;
+    }
+    if (p_.stage == Stage::finish)
+      for (std::int64_t c = 0; c < g_.chunks; ++c) partials[c] = load_pair<Acc>(pairs + 2 * c);
+    std::vector<Acc> scratch(partials.size() / 2 + 1);
+    Acc s = pairwise(partials.data(), scratch.data(), g_.chunks_pow2);
+    using OC = typename Traits<OutT>::Compute;
+    write_elem(static_cast<OutT*>(p_.out.data),
+               Traits<OutT>::store(static_cast<OC>(finish(s, p_.global_n, p_.mean()))));
   }
 
  private:

@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const Geometry g = p.geo;
   // One block and few chunks: everything stays in shared memory, no ticket.
-  const bool single = gridDim.x == 1 && g.chunks <= kBatch;
+  const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
 
@@ -285,14 +285,17 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
                       acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
       const std::int64_t c = blockIdx.x + (batch_base + tid) * gridDim.x;
       if (single) chunk_part[c] = v;
-      else put_partial(&p.ws->partials[c], v);
+      else put_partial(&p.partials[p.chunk_base + c], v);
     }
     __syncthreads();
     batch_base += nb;
     nb = 0;
   };
 
-  for (std::int64_t c = blockIdx.x; c < g.chunks; c += gridDim.x) {
+  // The chunks this call walks: all K for Stage::whole, a shard's for
+  // Stage::partials (local indices; chunk_base places their partials), none
+  // for Stage::finish.
+  for (std::int64_t c = blockIdx.x; c < p.local_chunks; c += gridDim.x) {
     Acc acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
@@ -375,15 +378,16 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     if (++nb == kBatch) flush();
   }
   if (nb > 0) flush();
+  if (p.stage == Stage::partials) return;  // the caller sums the shards' partials and finishes
 
   using OC = typename Traits<OutT>::Compute;
   if (single && g.chunks <= 1) {  // the chunk tree of one leaf is that leaf (flush ended with a barrier)
     if (tid == 0)
       *static_cast<OutT*>(p.out) = Traits<OutT>::store(
-          static_cast<OC>(finish(g.chunks == 1 ? chunk_part[0] : acc_zero<Acc>(), p.n, p.mean)));
+          static_cast<OC>(finish(g.chunks == 1 ? chunk_part[0] : acc_zero<Acc>(), p.global_n, p.mean)));
     return;
   }
-  if (!single) {
+  if (!single && p.stage == Stage::whole) {
     __threadfence();  // this block's partials are visible before its ticket
     __syncthreads();
     if (tid == 0) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
@@ -397,7 +401,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   const std::int64_t K = g.chunks, K2 = g.chunks_pow2;
   auto partial = [&](std::int64_t k) -> Acc {
     if (k >= K) return acc_zero<Acc>();
-    return single ? chunk_part[k] : get_partial<Acc>(&p.ws->partials[k]);
+    return single ? chunk_part[k] : get_partial<Acc>(&p.partials[k]);
   };
   Acc v;
   switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
@@ -415,8 +419,8 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 #pragma unroll
     for (int off = 1; off < kWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
     if (lane == 0) {
-      *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.n, p.mean)));
-      if (!single) p.ws->ticket = 0;  // every block has taken its ticket: reset for the next launch
+      *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
+      if (!single && p.stage == Stage::whole) p.ws->ticket = 0;  // every block has taken its ticket: reset for the next launch
     }
   }
 }
@@ -599,8 +603,8 @@ void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream
   // One chunk of 8 rows per block: all of it in flight at once (the 16-bit
   // fused pass already runs one block per SM and keeps its 4 rows).
   if constexpr (!kStrided && !(kGrad && sizeof(T) == 2))
-    if (kp.geo.rows == 8 && kp.geo.chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
-  int grid = reduce_grid(kp.geo.chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
+    if (kp.geo.rows == 8 && kp.local_chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
+  int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
   kernel<<<grid, kThreads, 0, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
 }
@@ -691,6 +695,7 @@ void run(const Problem& p) {
   }
   if ((p.op == Op::backward && (p.n > 0 || p.reduces())) || p.op == Op::scale)
     check_device_pointer(p.grad_output.data, "grad_output");
+  if (p.stage != Stage::whole) check_device_pointer(p.partials, "partials");
 
   KernelParams kp{};
   kp.x = p.input.data;
@@ -701,7 +706,11 @@ void run(const Problem& p) {
   kp.grad_output = p.grad_output.data;
   kp.grad_output_dtype = p.grad_output.dtype;
   kp.n = p.n;
-  kp.geo = make_geometry(p.n, static_cast<int>(dtype_size(p.dtype)));
+  kp.global_n = p.global_n;
+  kp.geo = make_geometry(p.global_n, static_cast<int>(dtype_size(p.dtype)));
+  kp.local_chunks = (p.n + kp.geo.chunk - 1) / kp.geo.chunk;
+  kp.chunk_base = p.chunk_base;
+  kp.stage = p.stage;
   kp.rank = std::max(p.rank, 1);
   kp.mean = p.mean();
   for (int d = 0; d < kMaxRank; ++d) {
@@ -713,12 +722,17 @@ void run(const Problem& p) {
     kp.gts.s[d] = p.grad_target.strides[d];
     kp.gos.s[d] = p.grad_output.strides[d];
   }
-  if (p.op == Op::forward_backward) kp.host_scale64 = grad_scale64(p.grad_scale, p.n, p.reduces() && p.mean());
+  if (p.op == Op::forward_backward) kp.host_scale64 = grad_scale64(p.grad_scale, p.global_n, p.reduces() && p.mean());
   kp.vec = p.contiguous && aligned16(p.input.data) && aligned16(p.target.data);
   if (!p.reduces() && p.writes_loss()) kp.vec = kp.vec && aligned16(p.out.data);
   if (p.writes_grad()) kp.vec = kp.vec && aligned16(p.grad_input.data) && aligned16(p.grad_target.data);
   if (p.op == Op::backward && !p.reduces()) kp.vec = kp.vec && aligned16(p.grad_output.data);
   kp.ws = workspace_for(stream);
+  kp.partials = p.stage == Stage::whole ? kp.ws->partials : static_cast<DD*>(p.partials);
+  // §9: a shard's buffer is zero outside its chunks (and the fp32 family
+  // writes only the hi half of its own).
+  if (p.stage == Stage::partials && p.reduces())
+    MSELOSS_CUDA_CHECK(cudaMemsetAsync(p.partials, 0, sizeof(double) * p.partials_numel, stream));
 
   if (p.op == Op::forward && p.reduces() && p.algorithm != Algorithm::deterministic)
     return launch_comparison(p, kp, stream);

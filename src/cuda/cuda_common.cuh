@@ -54,8 +54,13 @@ struct KernelParams {
   void* grad_target;  // nullptr when not written
   const void* grad_output;  // backward: scalar (mean/sum) or elementwise (none)
   DType grad_output_dtype;
-  std::int64_t n;
-  Geometry geo;
+  std::int64_t n;         // elements this call walks (a shard's for Stage::partials)
+  std::int64_t global_n;  // the whole tensor's N: geometry, mean, gradient scale
+  Geometry geo;           // of global_n
+  std::int64_t local_chunks;  // chunks this call walks
+  std::int64_t chunk_base;    // the whole tensor's index of chunk 0 of this call
+  Stage stage;
+  DD* partials;               // chunk partials: the workspace's, or the caller's (§9)
   int rank;
   bool vec;     // contiguous and every elementwise pointer 16-byte aligned
   bool mean;
