@@ -1,6 +1,8 @@
 // The public entry points: every argument is checked here, before any backend
 // runs, so that an error leaves the outputs untouched.
 #include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <string>
 #include <thread>
 #include <vector>
@@ -356,6 +358,24 @@ void check_grad_view(const TensorView& g, const char* name, const Problem& p, co
   check_no_overlap(g, name, target, "target");
 }
 
+// grad_input and, when given, grad_target of a call that writes gradients:
+// checked against the inputs, each other and `others` (views they must not
+// overlap), then added to the problem and to its elementwise operands.
+void attach_gradients(Problem& p, std::vector<Operand*>& ew, const TensorView& input, const TensorView& target,
+                      const TensorView& grad_input, const TensorView& grad_target,
+                      std::initializer_list<std::pair<const TensorView*, const char*>> others) {
+  check_grad_view(grad_input, "grad_input", p, input, target);
+  for (const auto& o : others) check_no_overlap(grad_input, "grad_input", *o.first, o.second);
+  p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
+  ew.push_back(&p.grad_input);
+  if (grad_target.data == nullptr) return;
+  check_grad_view(grad_target, "grad_target", p, input, target);
+  for (const auto& o : others) check_no_overlap(grad_target, "grad_target", *o.first, o.second);
+  check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
+  p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
+  ew.push_back(&p.grad_target);
+}
+
 void check_loss_out(Problem& p, const TensorView& out, const TensorView& input, const TensorView& target) {
   check_view(out, "out");
   check_device(out, "out", p.device);
@@ -416,17 +436,8 @@ void backward(const TensorView& input, const TensorView& target, const TensorVie
            shape_str(p.rank, p.shape));
     p.grad_output = broadcast_operand(grad_output, p.rank, p.shape);
   }
-  check_grad_view(grad_input, "grad_input", p, input, target);
-  check_no_overlap(grad_input, "grad_input", grad_output, "grad_output");
-  p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
-  std::vector<Operand*> ew = {&p.input, &p.target, &p.grad_input};
-  if (grad_target.data != nullptr) {
-    check_grad_view(grad_target, "grad_target", p, input, target);
-    check_no_overlap(grad_target, "grad_target", grad_output, "grad_output");
-    check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
-    p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
-    ew.push_back(&p.grad_target);
-  }
+  std::vector<Operand*> ew = {&p.input, &p.target};
+  attach_gradients(p, ew, input, target, grad_input, grad_target, {{&grad_output, "grad_output"}});
   if (!p.reduces()) ew.push_back(&p.grad_output);
   run(p, ew);
 }
@@ -436,19 +447,10 @@ void forward_backward(const TensorView& input, const TensorView& target, const T
                       const Options& options) {
   Problem p = make_problem(Op::forward_backward, input, target, options);
   check_loss_out(p, out, input, target);
-  check_grad_view(grad_input, "grad_input", p, input, target);
-  check_no_overlap(grad_input, "grad_input", out, "out");
-  p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
   p.grad_scale = grad_scale;
-  std::vector<Operand*> ew = {&p.input, &p.target, &p.grad_input};
+  std::vector<Operand*> ew = {&p.input, &p.target};
+  attach_gradients(p, ew, input, target, grad_input, grad_target, {{&out, "out"}});
   if (!p.reduces()) ew.push_back(&p.out);
-  if (grad_target.data != nullptr) {
-    check_grad_view(grad_target, "grad_target", p, input, target);
-    check_no_overlap(grad_target, "grad_target", out, "out");
-    check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
-    p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
-    ew.push_back(&p.grad_target);
-  }
   run(p, ew);
 }
 
@@ -561,17 +563,7 @@ void shard_partials(const TensorView& input, const TensorView& target, const Sha
   std::vector<Operand*> ew = {&p.input, &p.target};
   if (grad) {
     if (grad_input.data == nullptr) fail("grad_input: null, but grad_target is given");
-    check_grad_view(grad_input, "grad_input", p, input, target);
-    check_no_overlap(grad_input, "grad_input", partials, "partials");
-    p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
-    ew.push_back(&p.grad_input);
-    if (grad_target.data != nullptr) {
-      check_grad_view(grad_target, "grad_target", p, input, target);
-      check_no_overlap(grad_target, "grad_target", grad_input, "grad_input");
-      check_no_overlap(grad_target, "grad_target", partials, "partials");
-      p.grad_target = broadcast_operand(grad_target, p.rank, p.shape);
-      ew.push_back(&p.grad_target);
-    }
+    attach_gradients(p, ew, input, target, grad_input, grad_target, {{&partials, "partials"}});
     p.grad_scale = grad_scale;
   }
   p.stage = detail::Stage::partials;

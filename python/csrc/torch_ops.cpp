@@ -249,7 +249,9 @@ TORCH_LIBRARY(mseloss, m) {
   m.def("chunk_numel(int global_numel, ScalarType dtype) -> int", &chunk_numel);
 }
 
-TORCH_LIBRARY_IMPL(mseloss, CPU, m) {
+namespace {
+// The same functions serve CPU and CUDA tensors: the library picks the backend.
+void impl_kernels(torch::Library& m) {
   m.impl("mse_loss", &mse_loss);
   m.impl("mse_loss_backward", &mse_loss_backward);
   m.impl("mse_loss_and_grad", &mse_loss_and_grad);
@@ -257,16 +259,12 @@ TORCH_LIBRARY_IMPL(mseloss, CPU, m) {
   m.impl("shard_partials", &shard_partials);
   m.impl("finish_partials", &finish_partials);
 }
+}  // namespace
+
+TORCH_LIBRARY_IMPL(mseloss, CPU, m) { impl_kernels(m); }
 
 #ifdef MSELOSS_WITH_CUDA
-TORCH_LIBRARY_IMPL(mseloss, CUDA, m) {
-  m.impl("mse_loss", &mse_loss);
-  m.impl("mse_loss_backward", &mse_loss_backward);
-  m.impl("mse_loss_and_grad", &mse_loss_and_grad);
-  m.impl("scale_gradient_", &scale_gradient_);
-  m.impl("shard_partials", &shard_partials);
-  m.impl("finish_partials", &finish_partials);
-}
+TORCH_LIBRARY_IMPL(mseloss, CUDA, m) { impl_kernels(m); }
 
 TORCH_LIBRARY_IMPL(mseloss, AutocastCUDA, m) {
   m.impl("mse_loss", &autocast_mse_loss<c10::DispatchKey::AutocastCUDA, c10::DeviceType::CUDA>);
