@@ -126,7 +126,7 @@ Result sharded(Device dev, DType t, Reduction r, const Bytes& x, const Bytes& y,
     }
   }
   Bytes tb(P * 8);
-  std::memcpy(tb.data(), total.data(), tb.size());
+  if (P > 0) std::memcpy(tb.data(), total.data(), tb.size());  // N = 0 has no chunks
   Buf bt(dev, tb), bl(dev, Bytes(dtype_size(t), 0xA5));
   finish_partials(TensorView::contiguous(bt.ptr, DType::f64, {P}, dev), n, t, TensorView::scalar(bl.ptr, t, dev), o);
   return {bl.read(), g};
