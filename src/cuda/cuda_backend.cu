@@ -47,9 +47,8 @@ int sm_count() {
 // stream's entry as it is. A stream first seen inside a capture (PyTorch
 // captures on a stream of its own) gets its workspace allocated in relaxed
 // capture mode, and the zeroing of its ticket becomes a node of the graph.
-// Each stream ever used
-// keeps 64 KiB until the process ends; the cache frees it all at exit
-// (errors ignored: the runtime may already be gone).
+// Each stream ever used keeps 64 KiB until the process ends; the cache frees
+// it all at exit (errors ignored: the runtime may already be gone).
 struct WorkspaceCache {
   struct Entry {
     Workspace* ws;

@@ -35,8 +35,7 @@ struct Workspace {
 };
 
 // The workspace for the current device and `stream`, created (and zeroed in
-// stream order) on first use. Thread-safe. Refuses to allocate while the
-// stream is being captured into a graph.
+// stream order) on first use, also inside a graph capture. Thread-safe.
 Workspace* workspace_for(cudaStream_t stream);
 int sm_count();
 
