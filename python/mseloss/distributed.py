@@ -36,24 +36,29 @@ def shard_layout(local_numel: int, group=None, device=None) -> tuple:
 
 class _ShardLoss(torch.autograd.Function):
     """The piece's gradient is computed with its partials (for an upstream 1,
-    the whole tensor's N) and scaled by the incoming gradient in backward."""
+    the whole tensor's N) and scaled in place by the incoming gradient in
+    backward, as the training-step mode of mseloss.mse_loss does; a second
+    backward through the graph (retain_graph) recomputes it from the piece."""
 
     @staticmethod
     def forward(ctx, input, target, global_numel, offset, reduction, group):
         with_grad = ctx.needs_input_grad[0] or ctx.needs_input_grad[1]
         partials, grad = _ops_ns.shard_partials(input, target, global_numel, offset, reduction, with_grad, 1.0)
         dist.all_reduce(partials, op=dist.ReduceOp.SUM, group=group)
-        ctx.save_for_backward(grad)
-        ctx.shapes = (input.shape, target.shape)
+        ctx.save_for_backward(input, target, grad)
+        ctx.layout = (global_numel, offset, reduction)
+        ctx.consumed = False
         return _ops_ns.finish_partials(partials, global_numel, input.dtype, reduction)
 
     @staticmethod
     def backward(ctx, grad_loss):
-        (grad,) = ctx.saved_tensors
-        grad = grad.clone()
-        _ops_ns.scale_gradient_(grad, grad.new_empty((0,)), grad_loss)
-        gi = _ops._sum_to(grad, torch.empty(ctx.shapes[0], device="meta")) if ctx.needs_input_grad[0] else None
-        gt = _ops._sum_to(-grad, torch.empty(ctx.shapes[1], device="meta")) if ctx.needs_input_grad[1] else None
+        input, target, grad = ctx.saved_tensors
+        if ctx.consumed:  # the saved gradient was handed out: the piece's alone, no communication
+            _, grad = _ops_ns.shard_partials(input, target, *ctx.layout, True, 1.0)
+        ctx.consumed = True
+        _ops_ns.scale_gradient_(grad, grad.new_empty((0,)), grad_loss)  # nothing is done for an upstream 1
+        gi = _ops._sum_to(grad, input) if ctx.needs_input_grad[0] else None
+        gt = _ops._sum_to(-grad, target) if ctx.needs_input_grad[1] else None
         return gi, gt, None, None, None, None
 
 
