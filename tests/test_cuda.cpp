@@ -34,11 +34,13 @@ class CudaTest : public ::testing::Test {
 };
 
 // A device buffer, copied from / to host vectors; `offset` bytes misalign it.
+// With an offset the allocation ends where the data ends, so that a read
+// past the end is caught by compute-sanitizer.
 struct Dev {
   unsigned char* base = nullptr;
   unsigned char* ptr = nullptr;
   std::size_t bytes = 0, alloc = 0;
-  Dev(std::size_t b, std::size_t offset = 0) : bytes(b), alloc(b + offset + 16) {
+  Dev(std::size_t b, std::size_t offset = 0) : bytes(b), alloc(offset > 0 ? b + offset : b + 16) {
     EXPECT_EQ(cudaMalloc(&base, alloc), cudaSuccess);
     ptr = base + offset;
     poison();
@@ -46,7 +48,13 @@ struct Dev {
   Dev(const std::vector<unsigned char>& h, std::size_t offset = 0) : Dev(h.size(), offset) {
     EXPECT_EQ(cudaMemcpy(ptr, h.data(), h.size(), cudaMemcpyHostToDevice), cudaSuccess);
   }
-  void poison() { EXPECT_EQ(cudaMemset(base, 0xA5, alloc), cudaSuccess); }  // the whole allocation
+  // The whole allocation. cudaMemset runs on the legacy stream, which the
+  // tests' non-blocking streams do not wait for: synchronise, or a kernel
+  // launched next could write before the poison lands.
+  void poison() {
+    EXPECT_EQ(cudaMemset(base, 0xA5, alloc), cudaSuccess);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
   std::vector<unsigned char> host() const {
     std::vector<unsigned char> h(bytes);
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -70,9 +78,14 @@ struct Outputs {
 enum class Which { forward, backward, fused };
 
 // Runs one operation on the CPU and on the GPU with the same logical inputs.
+// Elements by which each GPU operand starts past a 16-byte boundary.
+struct Offsets {
+  std::size_t x = 0, y = 0, out = 0, grad = 0, g = 0;
+};
+
 Outputs run_op(Device dev, Which op, DType t, std::int64_t n, Reduction r, const std::vector<unsigned char>& x,
                const std::vector<unsigned char>& y, const std::vector<unsigned char>& g, Options o = {},
-               std::size_t misalign = 0) {
+               Offsets off = {}) {
   o.reduction = r;
   const std::size_t lb = r == Reduction::none ? n * es(t) : es(t);
   Outputs out;
@@ -89,8 +102,8 @@ Outputs run_op(Device dev, Which op, DType t, std::int64_t n, Reduction r, const
     if (op == Which::fused) forward_backward(xv, yv, lv, gi, gt, 0.625, o);
     return out;
   }
-  Dev dx(x, misalign * es(t)), dy(y, misalign * es(t)), dg(g), dl(lb, misalign * es(t)), dgi(n * es(t), misalign * es(t)),
-      dgt(n * es(t));
+  Dev dx(x, off.x * es(t)), dy(y, off.y * es(t)), dg(g, off.g * es(t)), dl(lb, off.out * es(t)),
+      dgi(n * es(t), off.grad * es(t)), dgt(n * es(t), off.grad * es(t));
   TensorView xv = on(TensorView::contiguous(nullptr, t, {n}), dx), yv = on(TensorView::contiguous(nullptr, t, {n}), dy);
   TensorView lv = on(r == Reduction::none ? TensorView::contiguous(nullptr, t, {n}) : TensorView::scalar(nullptr, t), dl);
   TensorView gi = on(TensorView::contiguous(nullptr, t, {n}), dgi), gt = on(TensorView::contiguous(nullptr, t, {n}), dgt);
@@ -152,18 +165,35 @@ TEST_F(CudaTest, IdenticalBitsToTheCpuForEveryDtypeReductionAndSize) {
       }
 }
 
+// Misaligned operands, in the three cases the CUDA backend tells apart:
+// every operand off by the same amount (element by element), inputs off and
+// outputs aligned as fresh gradients are (vectors cut from aligned words:
+// the shifted kernels), and inputs off by different amounts. Sizes from
+// below one tile of the elementwise kernel (head and tail only) to many
+// chunks per block.
 TEST_F(CudaTest, MisalignedPointersGiveTheSameBits) {
+  struct Case {
+    const char* name;
+    Offsets off;
+  };
+  const Case cases[] = {{"all operands by 1", {1, 1, 1, 1, 1}},
+                        {"all operands by 3", {3, 3, 3, 3, 3}},
+                        {"inputs by 1, outputs aligned", {1, 1, 0, 0, 1}},
+                        {"inputs by 3, outputs aligned", {3, 3, 0, 0, 3}},
+                        {"x by 1, y by 2, g by 3, outputs aligned", {1, 2, 0, 0, 3}},
+                        {"x aligned, y by 1, outputs aligned", {0, 1, 0, 0, 0}}};
+  std::uint64_t seed = 500;
   for (DType t : kDTypes)
-    for (std::size_t off : {1, 3}) {
-      const std::int64_t n = 123457;
-      auto x = random_tensor(t, n, Dist::normal, 5), y = random_tensor(t, n, Dist::wide_range, 6);
-      for (Reduction r : {Reduction::mean, Reduction::none})
-        for (Which op : {Which::forward, Which::fused}) {
+    for (std::int64_t n : {std::int64_t{1000}, std::int64_t{123457}, std::int64_t{3000017}})
+      for (const Case& c : cases) {
+        auto x = random_tensor(t, n, Dist::normal, ++seed), y = random_tensor(t, n, Dist::wide_range, ++seed);
+        for (Reduction r : {Reduction::mean, Reduction::sum, Reduction::none}) {
           auto g = upstream(t, n, r);
-          expect_same(run_op(Device::cpu, op, t, n, r, x, y, g), run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op,
-                      where(op, t, n, r) + " misaligned by " + std::to_string(off));
+          for (Which op : {Which::forward, Which::backward, Which::fused})
+            expect_same(run_op(Device::cpu, op, t, n, r, x, y, g), run_op(Device::cuda, op, t, n, r, x, y, g, {}, c.off),
+                        op, where(op, t, n, r) + " " + c.name);
         }
-    }
+      }
 }
 
 TEST_F(CudaTest, GridSizeNeverChangesTheBits) {

@@ -137,6 +137,30 @@ union Pack {
   T e[V];
 };
 
+// The 16 bytes at byte `b` (0..15) of the 32 bytes lo:hi: a vector at a
+// misaligned address, cut from the two aligned words that cover it.
+__device__ __forceinline__ uint4 funnel16(const uint4& lo, const uint4& hi, int b) {
+  const unsigned c[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = b >> 2;
+  const unsigned sh = static_cast<unsigned>(b & 3) * 8;
+  unsigned w[5];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) w[j] = q == 0 ? c[j] : q == 1 ? c[j + 1] : q == 2 ? c[j + 2] : c[j + 3];
+  return make_uint4(__funnelshift_r(w[0], w[1], sh), __funnelshift_r(w[1], w[2], sh), __funnelshift_r(w[2], w[3], sh),
+                    __funnelshift_r(w[3], w[4], sh));
+}
+
+// The two aligned 16-byte words covering the vector of T at ptr + i, which
+// lies `shift` bytes past a 16-byte boundary. The second word is the next
+// thread's first: cached loads (__ldg), so L1 serves it and DRAM sees each
+// byte once.
+template <class T>
+__device__ __forceinline__ void load_words(const void* ptr, std::int64_t i, int shift, uint4& lo, uint4& hi) {
+  const uint4* w = reinterpret_cast<const uint4*>(reinterpret_cast<const char*>(static_cast<const T*>(ptr) + i) - shift);
+  lo = __ldg(w);
+  hi = __ldg(w + 1);
+}
+
 // Loads the `cnt` (<= V) logical elements from index i into c[0..cnt).
 template <class T, bool kStrided>
 __device__ __forceinline__ void load_elems(const KernelParams& p, const void* base, const Strides& st, std::int64_t i,
@@ -248,16 +272,20 @@ __device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
 // a persistent grid; 8 (a whole chunk of R = 8 rows in one round, 128
 // registers, 2 blocks per SM) when there are no more chunks than SMs, so each
 // block reads its one chunk in a single round trip to memory instead of two.
-template <class T, bool kStrided, bool kGrad, int kRows>
+//
+// kShifted: contiguous x and y off 16-byte boundaries (a tensor sliced at an
+// odd offset), each vector cut from two aligned words: twice the load
+// registers, so 2 blocks per SM.
+template <class T, bool kStrided, bool kGrad, int kRows, bool kShifted>
 constexpr int kReduceBlocksPerSm = kStrided                      ? 1
-                                   : kRows > 4                    ? 2
+                                   : kRows > 4 || kShifted        ? 2
                                    : sizeof(T) == 8               ? 3
                                    : !kGrad                       ? 4
                                    : sizeof(T) == 4               ? 3
                                                                   : 1;
 
-template <class T, class OutT, bool kStrided, bool kGrad, int kRows>
-__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad, kRows>))
+template <class T, class OutT, bool kStrided, bool kGrad, int kRows, bool kShifted = false>
+__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad, kRows, kShifted>))
     mse_reduce_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
@@ -300,9 +328,54 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
     const std::int64_t start = c * g.chunk;
     const std::int64_t end = start + g.chunk < p.n ? start + g.chunk : p.n;
-    const std::int64_t rows = (end - start + g.lanes - 1) / g.lanes;
-    for (std::int64_t r0 = 0; r0 < rows; r0 += U) {
+    // A chunk holds fewer than 2^31 elements (N / kMaxChunks rounded up to
+    // a power of two), and lanes is a power of two: 32-bit math and a shift,
+    // not a 64-bit division, ahead of the first load.
+    const int lanes = static_cast<int>(g.lanes), lane_shift = __ffs(lanes) - 1;
+    const int rows = (static_cast<int>(end - start) + lanes - 1) >> lane_shift;
+    for (int r0 = 0; r0 < rows; r0 += U) {
       const std::int64_t i_base = start + r0 * g.lanes + tid * V;
+      // One row's whole vector at index i, from its raw 16 bytes.
+      auto vector_row = [&](const uint4& xw, const uint4& yw, std::int64_t i) {
+        Pack<T> a, b, ga;
+        a.u = xw;
+        b.u = yw;
+        C gv[V];
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
+          acc[v] = acc_add_term(acc[v], d);
+          if (kGrad) gv[v] = d * scale;
+        }
+        if (kGrad) {  // the gradients are 16-byte aligned on both vector paths
+#pragma unroll
+          for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
+          __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_input) + i), ga.u);
+          if (p.grad_target) {
+#pragma unroll
+            for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
+            __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + i), ga.u);
+          }
+        }
+      };
+      if constexpr (kShifted) {
+        // U whole vectors, each from two aligned words. Not the tensor's
+        // first vector (its first word would start before x) nor its last
+        // (the second word would end past it): those go row by row below.
+        const std::int64_t i_last = i_base + (U - 1) * g.lanes;
+        if (i_base >= V && i_last + V <= end && i_last + 2 * V <= p.n) {
+          uint4 xl[U], xh[U], yl[U], yh[U];
+#pragma unroll
+          for (int u = 0; u < U; ++u) {
+            load_words<T>(p.x, i_base + u * g.lanes, p.x_shift, xl[u], xh[u]);
+            load_words<T>(p.y, i_base + u * g.lanes, p.y_shift, yl[u], yh[u]);
+          }
+#pragma unroll
+          for (int u = 0; u < U; ++u)
+            vector_row(funnel16(xl[u], xh[u], p.x_shift), funnel16(yl[u], yh[u], p.y_shift), i_base + u * g.lanes);
+          continue;
+        }
+      }
       if (!kStrided && p.vec && i_base + (U - 1) * g.lanes + V <= end) {
         // The common case: U whole vectors, 16-byte loads all issued before
         // any use, kept raw (4 registers each) until they are consumed.
@@ -313,39 +386,38 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
           yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i_base + u * g.lanes));
         }
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          Pack<T> a, b, ga;
-          a.u = xr[u];
-          b.u = yr[u];
-          C gv[V];
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
-            acc[v] = acc_add_term(acc[v], d);
-            if (kGrad) gv[v] = d * scale;
-          }
-          if (kGrad) {
-            T* gi = static_cast<T*>(p.grad_input) + i_base + u * g.lanes;
-#pragma unroll
-            for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
-            __stcs(reinterpret_cast<uint4*>(gi), ga.u);
-            if (p.grad_target) {
-#pragma unroll
-              for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
-              __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + i_base + u * g.lanes), ga.u);
-            }
-          }
-        }
+        for (int u = 0; u < U; ++u) vector_row(xr[u], yr[u], i_base + u * g.lanes);
         continue;
+      }
+      int u_first = 0;  // rows before it were taken below
+      if constexpr (U > 4 && !kStrided && !kShifted) {
+        // A partial chunk of one-chunk-per-block launches (small N): its
+        // rows of whole vectors with all loads in flight at once, as above.
+        // The rest (the tensor's last partial vector) goes row by row below.
+        const std::int64_t left = end - i_base;
+        const int nu = left >= V ? static_cast<int>((left - V) >> lane_shift) + 1 : 0;  // < U here
+        if (p.vec && nu > 1) {  // one row: the row-at-a-time path loads it as fast
+          uint4 xr[U - 1], yr[U - 1];
+#pragma unroll
+          for (int u = 0; u < U - 1; ++u) {  // rows past nu load row nu - 1 again (unused; no branches)
+            const std::int64_t i = i_base + (u < nu ? u : nu - 1) * g.lanes;
+            xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
+            yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
+          }
+#pragma unroll
+          for (int u = 0; u < U - 1; ++u)
+            if (u < nu) vector_row(xr[u], yr[u], i_base + u * g.lanes);
+          u_first = nu;
+        }
       }
       // Tails, strided views, misaligned pointers: one row at a time (few
       // registers, so the fast path above keeps its occupancy).
 #pragma unroll 1
-      for (int u = 0; u < U; ++u) {
+      for (int u = u_first; u < U; ++u) {
         const std::int64_t i = i_base + u * g.lanes;
         const std::int64_t left = end - i;
-        const int cnt = left <= 0 ? 0 : left >= V ? V : static_cast<int>(left);
-        if (cnt == 0) continue;
+        if (left <= 0) break;  // so are the later rows: a one-row chunk costs one iteration
+        const int cnt = left >= V ? V : static_cast<int>(left);
         C xv[V], yv[V], gv[V];
         load_elems<T, kStrided>(p, p.x, p.xs, i, cnt, xv);
         load_elems<T, kStrided>(p, p.y, p.ys, i, cnt, yv);
@@ -428,7 +500,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 
 enum class Ew { loss_none, grad_device_scalar, grad_each, fused_none };
 
-template <class T, class OutT, class G, bool kStrided, Ew kMode>
+template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted = false>
 __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   constexpr int V = Pack<T>::V;
@@ -436,21 +508,50 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
   if (kMode == Ew::grad_device_scalar)
     scale = static_cast<C>(grad_scale64(load_scalar(p.grad_output, p.grad_output_dtype), p.n, p.mean));
   if (kMode == Ew::fused_none) scale = static_cast<C>(p.host_scale64);
-  // Whole tiles of U vectors per thread with 16-byte accesses; the rest
-  // (the tail, strided views, misaligned pointers) in the loop below.
+  // Whole tiles of U vectors per thread with 16-byte accesses, the tiles in
+  // [head_end, tail_start); the rest (head and tail, strided views,
+  // misaligned pointers) in the loop below. Shifted inputs (kShifted) cut
+  // each vector from two aligned words: the first tile is left to the loop
+  // below (its first word would start before the tensor), and so is the
+  // last vector (its second word would end past it).
   constexpr int U = 4;
   constexpr std::int64_t kTile = static_cast<std::int64_t>(kThreads) * V * U;
-  std::int64_t tail_start = 0;
-  if (!kStrided && p.vec && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
-    tail_start = p.n / kTile * kTile;
-    for (std::int64_t base = blockIdx.x * kTile; base < tail_start; base += gridDim.x * kTile) {
+  std::int64_t head_end = 0, tail_start = 0;
+  if (!kStrided && (kShifted || p.vec) && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
+    if (kShifted) {
+      const std::int64_t body_end = p.n > V ? (p.n - V) / kTile * kTile : 0;
+      if (body_end > kTile) {
+        head_end = kTile;
+        tail_start = body_end;
+      }
+    } else {
+      tail_start = p.n / kTile * kTile;
+    }
+    for (std::int64_t base = head_end + blockIdx.x * kTile; base < tail_start; base += gridDim.x * kTile) {
       uint4 xr[U], yr[U], gr[U];
+      if constexpr (kShifted) {
+        uint4 xh[U], yh[U], gh[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
-        xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
-        yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
-        if (kMode == Ew::grad_each) gr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.grad_output) + i));
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
+          load_words<T>(p.x, i, p.x_shift, xr[u], xh[u]);
+          load_words<T>(p.y, i, p.y_shift, yr[u], yh[u]);
+          if (kMode == Ew::grad_each) load_words<T>(p.grad_output, i, p.g_shift, gr[u], gh[u]);
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          xr[u] = funnel16(xr[u], xh[u], p.x_shift);
+          yr[u] = funnel16(yr[u], yh[u], p.y_shift);
+          if (kMode == Ew::grad_each) gr[u] = funnel16(gr[u], gh[u], p.g_shift);
+        }
+      } else {
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
+          xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
+          yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
+          if (kMode == Ew::grad_each) gr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.grad_output) + i));
+        }
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -482,8 +583,11 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
       }
     }
   }
+  // Element by element: [0, head_end), then [tail_start, N).
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * V;
-  for (std::int64_t i = tail_start + (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; i < p.n; i += step) {
+  const std::int64_t rest = head_end + (p.n - tail_start);
+  for (std::int64_t j = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; j < rest; j += step) {
+    const std::int64_t i = j < head_end ? j : tail_start + (j - head_end);
     const int cnt = p.n - i >= V ? V : static_cast<int>(p.n - i);
     C x[V], y[V], out[V], grad[V];
     load_elems<T, kStrided>(p, p.x, p.xs, i, cnt, x);
@@ -587,6 +691,19 @@ int max_resident_blocks(void (*kernel)(KernelParams)) {
 // chunk and the ticket beat one block walking them in turn (H200: bf16 at
 // 2^16, 4 chunks on one block, 6.9 us graph-replayed, where fp32 at 2^16, 8
 // chunks on 8 blocks, took 3.7 us).
+bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+
+// The shifted kernels serve contiguous x and y that are not both 16-byte
+// aligned (a tensor sliced at an odd offset), when every output written
+// elementwise is aligned (as freshly allocated gradients are). Other
+// misaligned cases go element by element.
+bool shifted(const KernelParams& kp, const Problem& p) {
+  if (!p.contiguous || kp.vec) return false;
+  if (p.writes_grad() && !(aligned16(p.grad_input.data) && aligned16(p.grad_target.data))) return false;
+  if (!p.reduces() && p.writes_loss() && !aligned16(p.out.data)) return false;
+  return true;
+}
+
 int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
   if (forced > 0) return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(forced, K)));
   if (K <= 1) return 1;
@@ -602,7 +719,9 @@ void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream
   // One chunk of 8 rows per block: all of it in flight at once (the 16-bit
   // fused pass already runs one block per SM and keeps its 4 rows).
   if constexpr (!kStrided && !(kGrad && sizeof(T) == 2))
-    if (kp.geo.rows == 8 && kp.local_chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
+    if (kp.vec && kp.geo.rows == 8 && kp.local_chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
+  if constexpr (!kStrided)
+    if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
   int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
   kernel<<<grid, kThreads, 0, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
@@ -612,6 +731,8 @@ template <class T, class OutT, class G, bool kStrided, Ew kMode>
 void launch_elementwise(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
   if (kp.n == 0) return;
   auto kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode>;
+  if constexpr (!kStrided && (kMode != Ew::grad_each || std::is_same<G, T>::value))
+    if (shifted(kp, p)) kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, true>;
   const std::int64_t tiles = (kp.n + kThreads * Pack<T>::V * 4 - 1) / (kThreads * Pack<T>::V * 4);
   std::int64_t grid = std::min<std::int64_t>(tiles, max_resident_blocks(kernel));
   if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
@@ -659,7 +780,6 @@ void dispatch_dtype(const Problem& p, const KernelParams& kp, cudaStream_t strea
   dispatch_typed<T, T, T>(p, kp, stream);
 }
 
-bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 
 // Views on the CUDA device must be device memory of the current device.
 void check_device_pointer(const void* ptr, const char* name) {
@@ -723,6 +843,9 @@ void run(const Problem& p) {
   }
   if (p.op == Op::forward_backward) kp.host_scale64 = grad_scale64(p.grad_scale, p.global_n, p.reduces() && p.mean());
   kp.vec = p.contiguous && aligned16(p.input.data) && aligned16(p.target.data);
+  kp.x_shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(p.input.data) & 15u);
+  kp.y_shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(p.target.data) & 15u);
+  kp.g_shift = static_cast<int>(reinterpret_cast<std::uintptr_t>(p.grad_output.data) & 15u);
   if (!p.reduces() && p.writes_loss()) kp.vec = kp.vec && aligned16(p.out.data);
   if (p.writes_grad()) kp.vec = kp.vec && aligned16(p.grad_input.data) && aligned16(p.grad_target.data);
   if (p.op == Op::backward && !p.reduces()) kp.vec = kp.vec && aligned16(p.grad_output.data);

@@ -62,6 +62,9 @@ struct KernelParams {
   DD* partials;               // chunk partials: the workspace's, or the caller's (§9)
   int rank;
   bool vec;     // contiguous and every elementwise pointer 16-byte aligned
+  int x_shift;  // shifted kernels: bytes x and y lie past a 16-byte boundary
+  int y_shift;
+  int g_shift;  // ... and grad_output (elementwise backward)
   bool mean;
   double host_scale64;  // forward_backward: grad_scale64(g, N, mean), computed on the host
   std::int64_t shape[kMaxRank];

@@ -24,6 +24,7 @@ struct Config {
   std::vector<BenchOp> ops;
   int num_threads = 0;
   int grid_blocks = 0;        // CUDA: force a grid (0 = the library's choice)
+  int misalign = 0;           // CUDA: input and target start this many elements past a 16-byte boundary
   int min_runs = 20;          // timed runs per measurement (median is reported)
   double min_seconds = 0.05;  // ... and at least this long in total
   bool progress = true;       // a progress line on stderr

@@ -221,6 +221,9 @@ std::vector<Row> run_cuda(const Config& c) {
         fill_kernel<<<1024, 256, 0, s>>>(ys[k], n, static_cast<int>(es), t, 2 + 2 * k);
       }
       BENCH_CHECK(cudaGetLastError());
+      // --misalign: the library reads x and y from this byte offset (the
+      // buffers have 16 spare bytes); the ceilings stay aligned.
+      const std::size_t shift = (static_cast<std::size_t>(c.misalign) * es) % 16;
       unsigned char* out = static_cast<unsigned char*>(device_alloc(bytes + 16));
       unsigned char* grad = static_cast<unsigned char*>(device_alloc(bytes + 16));
       unsigned char* gout = static_cast<unsigned char*>(device_alloc(bytes + 16));
@@ -265,8 +268,8 @@ std::vector<Row> run_cuda(const Config& c) {
             o.grid_blocks = c.grid_blocks;
             auto call = [&](cudaStream_t) {
               next();
-              TensorView xv = TensorView::contiguous(xs[rot], t, {n}, Device::cuda);
-              TensorView yv = TensorView::contiguous(ys[rot], t, {n}, Device::cuda);
+              TensorView xv = TensorView::contiguous(xs[rot] + shift, t, {n}, Device::cuda);
+              TensorView yv = TensorView::contiguous(ys[rot] + shift, t, {n}, Device::cuda);
               TensorView lv = r == Reduction::none ? TensorView::contiguous(out, t, {n}, Device::cuda)
                                                    : TensorView::scalar(out, t, Device::cuda);
               TensorView gv = TensorView::contiguous(grad, t, {n}, Device::cuda);

@@ -291,6 +291,9 @@ int main(int argc, char** argv) {
   bench->add_option("--threads", b_threads, "CPU threads (0 = all cores)");
   int b_grid = 0;
   bench->add_option("--grid", b_grid, "CUDA: force this many blocks (tuning experiments)");
+  int b_misalign = 0;
+  bench->add_option("--misalign", b_misalign, "CUDA: offset input and target by this many elements from 16-byte alignment")
+      ->check(CLI::Range(0, 15));
   bench->add_option("--runs", b_runs, "timed runs per point (median reported)")->capture_default_str();
   bench->add_option("--csv", b_csv, "also write the table as CSV");
   bench->add_option("--json", b_json, "also write the table as JSON");
@@ -311,10 +314,13 @@ int main(int argc, char** argv) {
     c.ops = parse_list<bench::BenchOp>(b_ops, parse_op);
     c.num_threads = b_threads;
     c.grid_blocks = b_grid;
+    c.misalign = b_misalign;
     c.min_runs = b_runs;
     c.progress = isatty(2);  // a progress line only on a terminal
     std::printf("# mseloss bench: device %s, %d CPU threads\n", to_string(c.device),
                 b_threads > 0 ? b_threads : default_num_threads());
+    if (b_grid > 0) std::printf("# grid forced to %d blocks\n", b_grid);
+    if (b_misalign > 0) std::printf("# input and target misaligned by %d elements\n", b_misalign);
     auto rows = bench::run(c);
     bench::print_table(rows);
     if (!b_csv.empty()) bench::write_csv(rows, b_csv);
