@@ -11,6 +11,9 @@
 //
 // mse_elementwise_kernel (none, backward, forward_backward with none): a
 // grid-strided loop over 16-byte vectors.
+//
+// Contiguous inputs off 16-byte boundaries take the kShifted variants of
+// both: each vector is cut from the two aligned words that cover it.
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -681,16 +684,6 @@ int max_resident_blocks(void (*kernel)(KernelParams)) {
   return blocks;
 }
 
-// Grid for K chunks. The unit of work is a chunk, so the best any grid can do
-// is to give every SM floor or ceil of K / SMs chunks: a grid of b blocks per
-// SM, with chunks dealt out grid-stride, does exactly that (block j and
-// j + SMs land on one SM in the first wave). A grid that is not a multiple of
-// the SM count would load some SMs with one block more than others (measured
-// on H200: bf16 at 2^25, 342 blocks on 132 SMs, 0.77 of the read probe).
-// One chunk takes one block and no ticket. From two chunks on, a block per
-// chunk and the ticket beat one block walking them in turn (H200: bf16 at
-// 2^16, 4 chunks on one block, 6.9 us graph-replayed, where fp32 at 2^16, 8
-// chunks on 8 blocks, took 3.7 us).
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 
 // The shifted kernels serve contiguous x and y that are not both 16-byte
@@ -704,6 +697,16 @@ bool shifted(const KernelParams& kp, const Problem& p) {
   return true;
 }
 
+// Grid for K chunks. The unit of work is a chunk, so the best any grid can do
+// is to give every SM floor or ceil of K / SMs chunks: a grid of b blocks per
+// SM, with chunks dealt out grid-stride, does exactly that (block j and
+// j + SMs land on one SM in the first wave). A grid that is not a multiple of
+// the SM count would load some SMs with one block more than others (measured
+// on H200: bf16 at 2^25, 342 blocks on 132 SMs, 0.77 of the read probe).
+// One chunk takes one block and no ticket. From two chunks on, a block per
+// chunk and the ticket beat one block walking them in turn (H200: bf16 at
+// 2^16, 4 chunks on one block, 6.9 us graph-replayed, where fp32 at 2^16, 8
+// chunks on 8 blocks, took 3.7 us).
 int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
   if (forced > 0) return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(forced, K)));
   if (K <= 1) return 1;
@@ -779,7 +782,6 @@ void dispatch_dtype(const Problem& p, const KernelParams& kp, cudaStream_t strea
   }
   dispatch_typed<T, T, T>(p, kp, stream);
 }
-
 
 // Views on the CUDA device must be device memory of the current device.
 void check_device_pointer(const void* ptr, const char* name) {
