@@ -15,11 +15,14 @@
 // Contiguous inputs off 16-byte boundaries take the kShifted variants of
 // both: each vector is cut from the two aligned words that cover it.
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <mutex>
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <cooperative_groups.h>
 
 #include "cuda/cuda_common.cuh"
 
@@ -86,7 +89,8 @@ Workspace* workspace_for(cudaStream_t stream) {
     const cudaError_t e = cudaMalloc(&ws, sizeof(Workspace));
     MSELOSS_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     MSELOSS_CUDA_CHECK(e);
-    MSELOSS_CUDA_CHECK(cudaMemsetAsync(&ws->ticket, 0, sizeof(ws->ticket), stream));  // captured: runs each replay
+    static_assert(offsetof(Workspace, next_chunk) == offsetof(Workspace, ticket) + sizeof(unsigned), "adjacent counters");
+    MSELOSS_CUDA_CHECK(cudaMemsetAsync(&ws->ticket, 0, 2 * sizeof(unsigned), stream));  // captured: runs each replay
   } else {
     MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
     MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
@@ -247,14 +251,36 @@ __device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
 
 // ---- the reduction ------------------------------------------------------------------
 
-// The pairwise tree of the aligned segment [t L, t L + L) of the partials:
-// all L loads first, then the tree in registers.
-template <class Acc, int L, class Get>
-__device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
+// Where the workspace keeps chunk c's partial: transposed, so that thread t
+// of the finish, which folds the aligned segment [t L, t L + L) of the K2
+// leaves (L = K2 / kThreads), reads leaf t L + k from slot k kThreads + t and
+// a warp's loads are coalesced. In leaf order, a warp's load touched 32 lines
+// (16 partials of 16 bytes per thread): 32 L1 wavefronts per instruction,
+// 4096 for the block at K = 4096, and the last block's finish took 2.9 us at
+// 2^25 fp32 (H200), where the whole kernel reads for 63. A caller's shard
+// buffer (§9) stays in leaf order.
+__device__ __forceinline__ int partial_slot(int c, int K2) {  // c < K2 <= kMaxChunks; powers of two
+  const int L = K2 > kThreads ? K2 / kThreads : 1;
+  return (c & (L - 1)) * kThreads + (c >> (__ffs(L) - 1));  // c when L = 1
+}
+
+// The pairwise tree of the aligned segment [t L, t L + L) of the K chunk
+// partials, zeros past K, in the workspace's transposed slots or in leaf
+// order. Every load is issued, unconditionally, before any is used (leaf
+// order clamps indices past K; transposed slots stay below K2 <= kMaxChunks).
+template <class Acc, int L>
+__device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K, int t, bool transposed) {
   static_assert(L > 0 && (L & (L - 1)) == 0, "L is a power of two");
+  const std::int64_t first = static_cast<std::int64_t>(t) * L;
   Acc a[L];
 #pragma unroll
-  for (int k = 0; k < L; ++k) a[k] = get(static_cast<std::int64_t>(t) * L + k);
+  for (int k = 0; k < L; ++k) {
+    const std::int64_t i = first + k;
+    a[k] = get_partial<Acc>(&partials[transposed ? k * kThreads + t : i < K ? i : K - 1]);
+  }
+#pragma unroll
+  for (int k = 0; k < L; ++k)
+    if (first + k >= K) a[k] = acc_zero<Acc>();
 #pragma unroll
   for (int s = 1; s < L; s *= 2)
 #pragma unroll
@@ -279,6 +305,13 @@ __device__ __forceinline__ Acc segment_tree(Get&& get, int t) {
 // kShifted: contiguous x and y off 16-byte boundaries (a tensor sliced at an
 // odd offset), each vector cut from two aligned words: twice the load
 // registers, so 2 blocks per SM.
+//
+// The fused pass (kGrad) deals chunks out from a counter in the workspace
+// instead of grid-stride: with 3 blocks per SM (fp32) a static deal gives
+// blocks 10 or 11 chunks at 2^25, and the blocks that store gradients while
+// others idle leave the last round short of bandwidth (H200: fp32 fused mean
+// 0.90 -> 0.96 of a copy at 2^25 and 2^26). The forward pass gained nothing
+// from it, and its 64-register cap has no room for the counter.
 template <class T, bool kStrided, bool kGrad, int kRows, bool kShifted>
 constexpr int kReduceBlocksPerSm = kStrided                      ? 1
                                    : kRows > 4 || kShifted        ? 2
@@ -297,11 +330,16 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   __shared__ Acc warp_part[kBatch][kWarps];
   __shared__ Acc chunk_part[kBatch];  // single-block launches keep every partial here
   __shared__ bool is_last;
+  constexpr bool kDealt = kGrad && !kStrided;  // chunks from the workspace's counter (see above)
+  __shared__ std::int64_t batch_chunk[kDealt ? kBatch : 1];  // the chunk of each batch entry
+  __shared__ std::int64_t next_chunk[2];  // double-buffered: one barrier per chunk
+  int parity = 0;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const Geometry g = p.geo;
   // One block and few chunks: everything stays in shared memory, no ticket.
   const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
+  const bool dealt = kDealt && p.deal_chunks;  // decided by launch_reduce
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
 
@@ -313,9 +351,9 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       const Acc* w = warp_part[tid];
       Acc v = acc_add(acc_add(acc_add(w[0], w[1]), acc_add(w[2], w[3])),
                       acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
-      const std::int64_t c = blockIdx.x + (batch_base + tid) * gridDim.x;
+      const std::int64_t c = kDealt ? batch_chunk[tid] : blockIdx.x + (batch_base + tid) * gridDim.x;
       if (single) chunk_part[c] = v;
-      else put_partial(&p.partials[p.chunk_base + c], v);
+      else put_partial(&p.partials[p.stage == Stage::whole ? partial_slot(static_cast<int>(c), static_cast<int>(g.chunks_pow2)) : p.chunk_base + c], v);
     }
     __syncthreads();
     batch_base += nb;
@@ -325,7 +363,14 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   // The chunks this call walks: all K for Stage::whole, a shard's for
   // Stage::partials (local indices; chunk_base places their partials), none
   // for Stage::finish.
-  for (std::int64_t c = blockIdx.x; c < p.local_chunks; c += gridDim.x) {
+  for (std::int64_t c = blockIdx.x; c < p.local_chunks;) {
+    // Every block starts at chunk blockIdx.x; the counter deals chunks from
+    // gridDim.x on. Asked now, used after this chunk: its latency is hidden.
+    unsigned dealt_next = 0;
+    if (kDealt && tid == 0) {
+      if (dealt) dealt_next = atomicAdd(&p.ws->next_chunk, 1u);
+      batch_chunk[nb] = c;
+    }
     Acc acc[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
@@ -449,6 +494,14 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
     Acc wv = warp_tree(acc[0]);
     if (lane == 0) warp_part[nb][warp] = wv;
+    if (kDealt && dealt) {
+      if (tid == 0) next_chunk[parity] = static_cast<std::int64_t>(gridDim.x) + dealt_next;
+      __syncthreads();
+      c = next_chunk[parity];
+      parity ^= 1;
+    } else {
+      c += gridDim.x;
+    }
     if (++nb == kBatch) flush();
   }
   if (nb > 0) flush();
@@ -473,17 +526,18 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   // §2 chunk tree over K2 partials (zeros past K): thread t folds the aligned
   // segment [t L, t L + L), then the block folds the 256 segment values.
   const std::int64_t K = g.chunks, K2 = g.chunks_pow2;
-  auto partial = [&](std::int64_t k) -> Acc {
-    if (k >= K) return acc_zero<Acc>();
-    return single ? chunk_part[k] : get_partial<Acc>(&p.partials[k]);
-  };
+  const bool whole = p.stage == Stage::whole;  // the workspace's transposed slots; a shard buffer's leaf order
   Acc v;
-  switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
-    case 16: v = segment_tree<Acc, 16>(partial, tid); break;
-    case 8: v = segment_tree<Acc, 8>(partial, tid); break;
-    case 4: v = segment_tree<Acc, 4>(partial, tid); break;
-    case 2: v = segment_tree<Acc, 2>(partial, tid); break;
-    default: v = partial(tid); break;
+  if (single || K == 0) {
+    v = tid < K ? chunk_part[tid] : acc_zero<Acc>();  // K <= kBatch: one leaf per thread
+  } else {
+    switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
+      case 16: v = partials_tree<Acc, 16>(p.partials, K, tid, whole); break;
+      case 8: v = partials_tree<Acc, 8>(p.partials, K, tid, whole); break;
+      case 4: v = partials_tree<Acc, 4>(p.partials, K, tid, whole); break;
+      case 2: v = partials_tree<Acc, 2>(p.partials, K, tid, whole); break;
+      default: v = partials_tree<Acc, 1>(p.partials, K, tid, whole); break;
+    }
   }
   v = warp_tree(v);
   if (lane == 0) warp_part[0][warp] = v;
@@ -494,9 +548,124 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     for (int off = 1; off < kWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
     if (lane == 0) {
       *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
-      if (!single && p.stage == Stage::whole) p.ws->ticket = 0;  // every block has taken its ticket: reset for the next launch
+      if (!single && p.stage == Stage::whole) {
+        p.ws->ticket = 0;  // every block has taken its ticket (and its last chunk): reset for the next launch
+        p.ws->next_chunk = 0;
+      }
     }
   }
+}
+
+// Few chunks (K <= kMaxClusterChunks, so R = 8 rows each), contiguous and aligned: one
+// block per chunk, every load of the chunk in flight at once. The blocks form
+// one thread-block cluster; after a cluster barrier, block 0 reads the chunk
+// partials from its peers' shared memory and finishes: no workspace, no
+// global fence and no ticket. K = 1 is a single block (no cluster).
+template <class T, class OutT, bool kGrad>
+__global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  using Acc = typename Traits<T>::Acc;
+  using OC = typename Traits<OutT>::Compute;
+  constexpr int V = Pack<T>::V;
+  constexpr int kRows = kMinRows;  // K <= kMaxChunks gives R = 8
+  __shared__ Acc warp_part[kWarps];
+  __shared__ Acc chunk_partial;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * p.geo.chunk;
+  const int n = static_cast<int>(min(p.geo.chunk, p.n - start));  // this chunk's elements
+  const int whole = n / V;  // whole vectors; vector j: row j / kThreads, thread j % kThreads
+  const uint4* xv = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + start);
+  const uint4* yv = reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + start);
+  C scale = C(0);
+  if (kGrad) scale = static_cast<C>(p.host_scale64);
+  uint4 xr[kRows], yr[kRows];
+#pragma unroll
+  for (int u = 0; u < kRows; ++u) {
+    const int j = u * kThreads + tid;
+    if (j < whole) {
+      xr[u] = __ldg(xv + j);
+      yr[u] = __ldg(yv + j);
+    }
+  }
+  Acc acc[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
+#pragma unroll
+  for (int u = 0; u < kRows; ++u) {
+    const int j = u * kThreads + tid;
+    if (j < whole) {
+      Pack<T> a, b, ga;
+      a.u = xr[u];
+      b.u = yr[u];
+      C gv[V];
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
+        acc[v] = acc_add_term(acc[v], d);
+        if (kGrad) gv[v] = d * scale;
+      }
+      if (kGrad) {
+#pragma unroll
+        for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
+        reinterpret_cast<uint4*>(static_cast<T*>(p.grad_input) + start)[j] = ga.u;
+        if (p.grad_target) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
+          reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + start)[j] = ga.u;
+        }
+      }
+    }
+  }
+  // The tensor's last, partial vector: the last row of its thread's lanes.
+  const int rest = n - whole * V;
+  if (rest > 0 && tid == whole % kThreads) {
+#pragma unroll
+    for (int v = 0; v < V; ++v) {
+      if (v < rest) {
+        const std::int64_t i = start + whole * V + v;
+        const C d = diff(Traits<T>::load(static_cast<const T*>(p.x)[i]), Traits<T>::load(static_cast<const T*>(p.y)[i]));
+        acc[v] = acc_add_term(acc[v], d);
+        if (kGrad) {
+          const C gv = d * scale;
+          static_cast<T*>(p.grad_input)[i] = Traits<T>::store(gv);
+          if (p.grad_target) static_cast<T*>(p.grad_target)[i] = Traits<T>::store(-gv);
+        }
+      }
+    }
+  }
+  // §2: the thread's V lanes, the warp, then the 8 warps: the chunk partial.
+#pragma unroll
+  for (int s = 1; s < V; s *= 2)
+#pragma unroll
+    for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
+  Acc w = warp_tree(acc[0]);
+  if (lane == 0) warp_part[warp] = w;
+  __syncthreads();
+  if (warp == 0) {
+    w = lane < kWarps ? warp_part[lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kWarps; off *= 2) w = acc_add(w, shfl_down(w, off));
+  }
+  if (gridDim.x == 1) {  // the chunk tree of one leaf is that leaf
+    if (tid == 0) *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(w, p.global_n, p.mean)));
+    return;
+  }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (tid == 0) chunk_partial = w;
+  cluster.sync();  // every chunk partial is written (release/acquire at cluster scope)
+  if (blockIdx.x == 0 && warp == 0) {
+    // §2 chunk tree over K2 <= 16 leaves (zeros past K), by shuffles in lane order.
+    const int K = static_cast<int>(gridDim.x);
+    Acc v = lane < K ? *cluster.map_shared_rank(&chunk_partial, lane) : acc_zero<Acc>();
+    for (int off = 1; off < static_cast<int>(p.geo.chunks_pow2); off *= 2) v = acc_add(v, shfl_down(v, off));
+    if (lane == 0) *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
+  }
+  cluster.sync();  // peers keep their shared memory until block 0 has read it
+#else
+  __trap();  // launched as a cluster only on sm_90 and later (cluster_launchable)
+#endif
 }
 
 // ---- elementwise ------------------------------------------------------------------
@@ -715,8 +884,78 @@ int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
   return static_cast<int>(b * sms);
 }
 
+// Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here:
+// clusters need sm_90 or later, and more than 8 blocks the non-portable size
+// attribute (set here, once per kernel and device).
+bool cluster_launchable(void (*kernel)(KernelParams)) {
+  static std::mutex m;
+  static std::map<std::pair<const void*, int>, bool> cache;
+  int dev;
+  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
+  std::lock_guard<std::mutex> lock(m);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  int major = 0;
+  MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  int clusters = 0;
+  if (major >= 9) {
+    MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(kMaxClusterChunks);
+    cfg.blockDim = dim3(kThreads);
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = kMaxClusterChunks;
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
+  }
+  return cache[key] = clusters > 0;
+}
+
+// K <= kMaxClusterChunks chunks, contiguous and aligned: mse_few_chunks_kernel,
+// one block per chunk, the K blocks one cluster. False where clusters of that
+// size cannot run (before sm_90), and the caller takes the persistent kernel.
+template <class T, class OutT, bool kGrad>
+bool launch_few_chunks(const KernelParams& kp, cudaStream_t stream) {
+  auto kernel = mse_few_chunks_kernel<T, OutT, kGrad>;
+  const int K = static_cast<int>(std::max<std::int64_t>(kp.geo.chunks, 1));
+  if (K == 1) {
+    kernel<<<1, kThreads, 0, stream>>>(kp);
+    MSELOSS_CUDA_CHECK(cudaGetLastError());
+    return true;
+  }
+  if (!cluster_launchable(kernel)) return false;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(K);
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = K;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  MSELOSS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, kp));
+  return true;
+}
+
 template <class T, class OutT, bool kStrided, bool kGrad>
-void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
+void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
+  // Up to 16 chunks (N <= 16 C: 2^17 fp32, 2^18 16-bit): a block per chunk,
+  // no ticket and no workspace (a cluster where there are several). A forced grid (tests) takes
+  // the persistent kernel, so its small-K paths stay exercised.
+  if constexpr (!kStrided)
+    if (kp.vec && p.stage == Stage::whole && p.grid_blocks == 0 && kp.geo.chunks <= kMaxClusterChunks)
+      if (launch_few_chunks<T, OutT, kGrad>(kp, stream)) return;
+  if (p.stage == Stage::whole) {  // the ticket, the chunk dealer and the partials
+    kp.ws = workspace_for(stream);
+    kp.partials = kp.ws->partials;
+  }
   const int sms = sm_count();
   auto kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4>;
   // One chunk of 8 rows per block: all of it in flight at once (the 16-bit
@@ -726,6 +965,14 @@ void launch_reduce(const KernelParams& kp, const Problem& p, cudaStream_t stream
   if constexpr (!kStrided)
     if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
   int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
+  // The fused pass's chunk dealer (see mse_reduce_kernel). Not for shards
+  // (Stage::partials): they take no ticket, and nothing would reset the
+  // counter. Not for one block with its chunks in shared memory (no ticket
+  // either). Not with no more chunks than blocks: each block has its one
+  // chunk, and asking the counter would only add its round trip and a
+  // barrier (fused fp32 at 2^18, 32 chunks: 4.41 -> 4.63 us graph-replayed).
+  const bool single = grid == 1 && kp.geo.chunks <= kBatch;
+  kp.deal_chunks = kGrad && !kStrided && p.stage == Stage::whole && !single && kp.local_chunks > grid;
   kernel<<<grid, kThreads, 0, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
 }
@@ -851,15 +1098,21 @@ void run(const Problem& p) {
   if (!p.reduces() && p.writes_loss()) kp.vec = kp.vec && aligned16(p.out.data);
   if (p.writes_grad()) kp.vec = kp.vec && aligned16(p.grad_input.data) && aligned16(p.grad_target.data);
   if (p.op == Op::backward && !p.reduces()) kp.vec = kp.vec && aligned16(p.grad_output.data);
-  kp.ws = workspace_for(stream);
-  kp.partials = p.stage == Stage::whole ? kp.ws->partials : static_cast<DD*>(p.partials);
+  // The workspace (ticket and chunk partials) serves only the persistent
+  // reduction and the comparison algorithms; it is fetched where they launch,
+  // so the other kernels skip its lookup (and a first capture on a stream,
+  // its zeroing node).
+  kp.ws = nullptr;
+  kp.partials = static_cast<DD*>(p.partials);
   // §9: a shard's buffer is zero outside its chunks (and the fp32 family
   // writes only the hi half of its own).
   if (p.stage == Stage::partials && p.reduces())
     MSELOSS_CUDA_CHECK(cudaMemsetAsync(p.partials, 0, sizeof(double) * p.partials_numel, stream));
 
-  if (p.op == Op::forward && p.reduces() && p.algorithm != Algorithm::deterministic)
+  if (p.op == Op::forward && p.reduces() && p.algorithm != Algorithm::deterministic) {
+    kp.ws = workspace_for(stream);
     return launch_comparison(p, kp, stream);
+  }
   switch (p.dtype) {
     case DType::f32: return dispatch_dtype<float>(p, kp, stream);
     case DType::f64: return dispatch_dtype<double>(p, kp, stream);

@@ -22,16 +22,18 @@ namespace mseloss::detail::cuda {
 constexpr int kThreads = kRowThreads;  // 256: one row is 256 threads x 16 bytes (§2)
 constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
+constexpr int kMaxClusterChunks = 16;  // up to this many chunks: one cluster, no ticket (the largest non-portable cluster)
 
-// Scratch memory of one (device, stream): the chunk partials and the ticket
-// counter that picks the block which finishes the reduction. The kernel that
-// takes the last ticket resets the counter, so it is zero between launches.
+// Scratch memory of one (device, stream): the chunk partials, the ticket
+// counter that picks the block which finishes the reduction, and the counter
+// that deals chunks to the fused pass's blocks. The block that takes the last
+// ticket resets both, so they are zero between launches.
 struct Workspace {
   DD partials[kMaxChunks];
   unsigned int ticket;
-  unsigned int pad_;
+  unsigned int next_chunk;
   float atomic_sum;  // the comparison algorithms' fp32 accumulator
-  float pad2_;
+  float pad_;
 };
 
 // The workspace for the current device and `stream`, created (and zeroed in
@@ -62,6 +64,7 @@ struct KernelParams {
   DD* partials;               // chunk partials: the workspace's, or the caller's (§9)
   int rank;
   bool vec;     // contiguous and every elementwise pointer 16-byte aligned
+  bool deal_chunks;  // the fused reduction takes chunks from the workspace's counter
   int x_shift;  // shifted kernels: bytes x and y lie past a 16-byte boundary
   int y_shift;
   int g_shift;  // ... and grad_output (elementwise backward)
