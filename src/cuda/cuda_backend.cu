@@ -257,8 +257,9 @@ __device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
 // a warp's loads are coalesced. In leaf order, a warp's load touched 32 lines
 // (16 partials of 16 bytes per thread): 32 L1 wavefronts per instruction,
 // 4096 for the block at K = 4096, and the last block's finish took 2.9 us at
-// 2^25 fp32 (H200), where the whole kernel reads for 63. A caller's shard
-// buffer (§9) stays in leaf order.
+// 2^25 fp32 (H200), where the whole kernel reads for 63; transposed, the
+// kernel went from 67.2 to 64.3-64.9 us. A caller's shard buffer (§9) stays
+// in leaf order.
 __device__ __forceinline__ int partial_slot(int c, int K2) {  // c < K2 <= kMaxChunks; powers of two
   const int L = K2 > kThreads ? K2 / kThreads : 1;
   return (c & (L - 1)) * kThreads + (c >> (__ffs(L) - 1));  // c when L = 1
@@ -311,7 +312,8 @@ __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K,
 // blocks 10 or 11 chunks at 2^25, and the blocks that store gradients while
 // others idle leave the last round short of bandwidth (H200: fp32 fused mean
 // 0.90 -> 0.96 of a copy at 2^25 and 2^26). The forward pass gained nothing
-// from it, and its 64-register cap has no room for the counter.
+// from it, and its 64-register cap has no room for the counter. launch_reduce
+// turns it on only when there are more chunks than blocks.
 template <class T, bool kStrided, bool kGrad, int kRows, bool kShifted>
 constexpr int kReduceBlocksPerSm = kStrided                      ? 1
                                    : kRows > 4 || kShifted        ? 2
