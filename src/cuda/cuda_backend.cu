@@ -251,6 +251,43 @@ __device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
 
 // ---- the reduction ------------------------------------------------------------------
 
+// One whole vector of §1 terms folded into the thread's V lane sums, from the
+// raw 16 bytes of x and y; with kGrad, its §7 gradient stored as one 16-byte
+// vector at grad_input + i (and the negation at grad_target + i, if given).
+// kStream: streaming stores, for the persistent kernels' large outputs.
+template <class T, bool kGrad, bool kStream>
+__device__ __forceinline__ void fold_vector(typename Traits<T>::Acc* acc, const uint4& xw, const uint4& yw,
+                                            typename Traits<T>::Compute scale, void* grad_input, void* grad_target,
+                                            std::int64_t i) {
+  using C = typename Traits<T>::Compute;
+  constexpr int V = Pack<T>::V;
+  Pack<T> a, b, ga;
+  a.u = xw;
+  b.u = yw;
+  C gv[V];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
+    acc[v] = acc_add_term(acc[v], d);
+    if (kGrad) gv[v] = d * scale;
+  }
+  if constexpr (kGrad) {
+    auto store16 = [](void* base, std::int64_t at, const uint4& w) {
+      uint4* dst = reinterpret_cast<uint4*>(static_cast<T*>(base) + at);
+      if constexpr (kStream) __stcs(dst, w);
+      else *dst = w;
+    };
+#pragma unroll
+    for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
+    store16(grad_input, i, ga.u);
+    if (grad_target) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
+      store16(grad_target, i, ga.u);
+    }
+  }
+}
+
 // Where the workspace keeps chunk c's partial: transposed, so that thread t
 // of the finish, which folds the aligned segment [t L, t L + L) of the K2
 // leaves (L = K2 / kThreads), reads leaf t L + k from slot k kThreads + t and
@@ -385,28 +422,10 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     const int rows = (static_cast<int>(end - start) + lanes - 1) >> lane_shift;
     for (int r0 = 0; r0 < rows; r0 += U) {
       const std::int64_t i_base = start + r0 * g.lanes + tid * V;
-      // One row's whole vector at index i, from its raw 16 bytes.
+      // One row's whole vector at index i, from its raw 16 bytes (the
+      // gradients are 16-byte aligned on both vector paths).
       auto vector_row = [&](const uint4& xw, const uint4& yw, std::int64_t i) {
-        Pack<T> a, b, ga;
-        a.u = xw;
-        b.u = yw;
-        C gv[V];
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
-          acc[v] = acc_add_term(acc[v], d);
-          if (kGrad) gv[v] = d * scale;
-        }
-        if (kGrad) {  // the gradients are 16-byte aligned on both vector paths
-#pragma unroll
-          for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
-          __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_input) + i), ga.u);
-          if (p.grad_target) {
-#pragma unroll
-            for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
-            __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + i), ga.u);
-          }
-        }
+        fold_vector<T, kGrad, true>(acc, xw, yw, scale, p.grad_input, p.grad_target, i);
       };
       if constexpr (kShifted) {
         // U whole vectors, each from two aligned words. Not the tensor's
@@ -595,28 +614,7 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
 #pragma unroll
   for (int u = 0; u < kRows; ++u) {
     const int j = u * kThreads + tid;
-    if (j < whole) {
-      Pack<T> a, b, ga;
-      a.u = xr[u];
-      b.u = yr[u];
-      C gv[V];
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const C d = diff(Traits<T>::load(a.e[v]), Traits<T>::load(b.e[v]));
-        acc[v] = acc_add_term(acc[v], d);
-        if (kGrad) gv[v] = d * scale;
-      }
-      if (kGrad) {
-#pragma unroll
-        for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(gv[v]);
-        reinterpret_cast<uint4*>(static_cast<T*>(p.grad_input) + start)[j] = ga.u;
-        if (p.grad_target) {
-#pragma unroll
-          for (int v = 0; v < V; ++v) ga.e[v] = Traits<T>::store(-gv[v]);
-          reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + start)[j] = ga.u;
-        }
-      }
-    }
+    if (j < whole) fold_vector<T, kGrad, false>(acc, xr[u], yr[u], scale, p.grad_input, p.grad_target, start + j * V);
   }
   // The tensor's last, partial vector: the last row of its thread's lanes.
   const int rest = n - whole * V;
@@ -836,23 +834,31 @@ __global__ void __launch_bounds__(kThreads) mse_scale_kernel(const KernelParams 
 
 namespace {
 
-// Occupancy depends on the kernel and the device; cached per (kernel,
-// device). Every kernel here has the same type, so the kernel's address is
-// part of the key.
-int max_resident_blocks(void (*kernel)(KernelParams)) {
+using Kernel = void (*)(KernelParams);  // every kernel here has this type
+
+// compute(kernel, device) once per (kernel, device) and query site (each
+// call site's lambda has its own cache): occupancy and cluster queries
+// depend on both.
+template <class Compute>
+auto per_kernel_and_device(Kernel kernel, Compute&& compute) {
+  using V = decltype(compute(kernel, 0));
   static std::mutex m;
-  static std::map<std::pair<const void*, int>, int> cache;
+  static std::map<std::pair<const void*, int>, V> cache;
   int dev;
   MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
   const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
   std::lock_guard<std::mutex> lock(m);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  int per_sm = 0;
-  MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  int blocks = std::max(1, per_sm) * sm_count();
-  cache[key] = blocks;
-  return blocks;
+  return cache[key] = compute(kernel, dev);
+}
+
+int max_resident_blocks(Kernel kernel) {
+  return per_kernel_and_device(kernel, [](Kernel k, int) {
+    int per_sm = 0;
+    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, 0));
+    return std::max(1, per_sm) * sm_count();
+  });
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
@@ -886,36 +892,38 @@ int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
   return static_cast<int>(b * sms);
 }
 
-// Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here:
-// clusters need sm_90 or later, and more than 8 blocks the non-portable size
-// attribute (set here, once per kernel and device).
-bool cluster_launchable(void (*kernel)(KernelParams)) {
-  static std::mutex m;
-  static std::map<std::pair<const void*, int>, bool> cache;
-  int dev;
-  MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
-  const auto key = std::make_pair(reinterpret_cast<const void*>(kernel), dev);
-  std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(key);
-  if (it != cache.end()) return it->second;
-  int major = 0;
-  MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  int clusters = 0;
-  if (major >= 9) {
-    MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(kMaxClusterChunks);
+// A launch of `blocks` blocks of kThreads threads as one thread-block cluster.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute attr{};
+  ClusterLaunch(int blocks, cudaStream_t stream) {
+    cfg.gridDim = dim3(blocks);
     cfg.blockDim = dim3(kThreads);
-    cudaLaunchAttribute attr{};
+    cfg.stream = stream;
     attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = kMaxClusterChunks;
+    attr.val.clusterDim.x = blocks;
     attr.val.clusterDim.y = 1;
     attr.val.clusterDim.z = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
   }
-  return cache[key] = clusters > 0;
+  ClusterLaunch(const ClusterLaunch&) = delete;  // cfg points at attr
+};
+
+// Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here:
+// clusters need sm_90 or later, and more than 8 blocks the non-portable size
+// attribute (set here, once per kernel and device).
+bool cluster_launchable(Kernel kernel) {
+  return per_kernel_and_device(kernel, [](Kernel k, int dev) {
+    int major = 0;
+    MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    if (major < 9) return false;
+    MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    const ClusterLaunch launch(kMaxClusterChunks, nullptr);
+    int clusters = 0;
+    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &launch.cfg));
+    return clusters > 0;
+  });
 }
 
 // K <= kMaxClusterChunks chunks, contiguous and aligned: mse_few_chunks_kernel,
@@ -931,18 +939,8 @@ bool launch_few_chunks(const KernelParams& kp, cudaStream_t stream) {
     return true;
   }
   if (!cluster_launchable(kernel)) return false;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(K);
-  cfg.blockDim = dim3(kThreads);
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = K;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  MSELOSS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, kp));
+  const ClusterLaunch launch(K, stream);
+  MSELOSS_CUDA_CHECK(cudaLaunchKernelEx(&launch.cfg, kernel, kp));
   return true;
 }
 
