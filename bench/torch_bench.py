@@ -100,44 +100,40 @@ def stats_us(fn, runs, warmup=5):
     return statistics.median(times), q[1], q[7]  # median, p20, p80
 
 
-def graph_step_us(fn, xg, ys, runs):
-    """Median per-step time of fn(x, y).backward() over the input sets, captured
-    once into a CUDA graph (after warm-up on a side stream) and replayed."""
+def graph_replay_us(body, calls, runs):
+    """Median (p20, p80) per-call time of body(), which makes `calls` calls,
+    captured once into a CUDA graph (after warm-up on a side stream) and
+    replayed: device time alone."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         for _ in range(3):
-            for x, y in zip(xg, ys):
-                x.grad = None
-                fn(x, y).backward()
+            body()
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
+        body()
+    t = stats_us(g.replay, runs)
+    return tuple(v / calls for v in t)
+
+
+def graph_step_us(fn, xg, ys, runs):
+    """Per-step time of fn(x, y).backward() over the input sets, graph-replayed."""
+    def steps():
         for x, y in zip(xg, ys):
             x.grad = None
             fn(x, y).backward()
-    steps = len(xg)
-    t = stats_us(g.replay, runs)
-    return tuple(v / steps for v in t)
+    return graph_replay_us(steps, len(xg), runs)
 
 
 def graph_forward_us(fn, xs, ys, runs, calls=16):
-    """Median per-call time of `calls` forward calls captured into one CUDA
-    graph and replayed (device time alone). Calls walk the input sets in turn:
-    with one set, every call after the first reads inputs that L2 holds."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            for i in range(calls):
-                fn(xs[i % len(xs)], ys[i % len(ys)])
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    """Per-call time of `calls` forward calls, graph-replayed. Calls walk the
+    input sets in turn: with one set, every call after the first reads inputs
+    that L2 holds."""
+    def forwards():
         for i in range(calls):
             fn(xs[i % len(xs)], ys[i % len(ys)])
-    t = stats_us(g.replay, runs)
-    return tuple(v / calls for v in t)
+    return graph_replay_us(forwards, calls, runs)
 
 
 def parse_sizes(text):

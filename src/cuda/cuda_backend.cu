@@ -378,7 +378,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   const Geometry g = p.geo;
   // One block and few chunks: everything stays in shared memory, no ticket.
   const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
-  const bool dealt = kDealt && p.deal_chunks;  // decided by launch_reduce
+  const bool dealt = kDealt && p.deal_chunks && !single;  // single: no ticket, so nothing would reset the counter
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
 
@@ -967,12 +967,10 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
   // The fused pass's chunk dealer (see mse_reduce_kernel). Not for shards
   // (Stage::partials): they take no ticket, and nothing would reset the
-  // counter. Not for one block with its chunks in shared memory (no ticket
-  // either). Not with no more chunks than blocks: each block has its one
+  // counter. Not with no more chunks than blocks: each block has its one
   // chunk, and asking the counter would only add its round trip and a
   // barrier (fused fp32 at 2^18, 32 chunks: 4.41 -> 4.63 us graph-replayed).
-  const bool single = grid == 1 && kp.geo.chunks <= kBatch;
-  kp.deal_chunks = kGrad && !kStrided && p.stage == Stage::whole && !single && kp.local_chunks > grid;
+  kp.deal_chunks = kGrad && !kStrided && p.stage == Stage::whole && kp.local_chunks > grid;
   kernel<<<grid, kThreads, 0, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
 }
