@@ -168,6 +168,25 @@ __device__ __forceinline__ void load_words(const void* ptr, std::int64_t i, int 
   hi = __ldg(w + 1);
 }
 
+// cp.async (sm_80+): a 16-byte copy from global to shared memory that holds
+// no register while in flight, L2 only (.cg), marked evict-first in L2 as the
+// __ldcs loads are. Groups complete in commit order; a thread that waits for
+// its group sees its own copies without a barrier.
+__device__ __forceinline__ std::uint64_t evict_first_policy() {
+  std::uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ void cp_async16(uint4* smem, const void* gmem, std::uint64_t policy) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "l"(policy) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
 // Loads the `cnt` (<= V) logical elements from index i into c[0..cnt).
 template <class T, bool kStrided>
 __device__ __forceinline__ void load_elems(const KernelParams& p, const void* base, const Strides& st, std::int64_t i,
@@ -330,10 +349,18 @@ __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K,
 // views are not capped). Uncapped, fp16 took 66 registers, so 3 blocks fit
 // where bf16 (64) had 4. 4 blocks = 64 registers for 2- and 4-byte forward
 // passes; fp64 (dd accumulators) and the fp32 fused pass fit 80, 3 blocks.
-// The 16-bit fused pass needs 128: capped at 80 or 64 registers it spills,
-// and neither cap nor fewer rows in flight beat it (H200, 2^25 and 2^26:
-// 0.86-0.88 of a copy for all three variants; docs/performance.md), so it
-// keeps 2 blocks per SM.
+//
+// kRing (the 16-bit fused pass): rows arrive through a ring of kRingStages
+// slots per thread in shared memory, filled by cp.async. Holding its rows in
+// registers, that pass needed 128 of them, so 2 blocks per SM and 64 KiB in
+// flight per SM, and it ran at 0.86-0.88 of a copy (H200, 2^25 and 2^26;
+// capped at 80 or 64 registers it spilled, and fewer rows in flight did no
+// better). With the ring it fits 80 registers and 64 KiB of shared memory
+// per block: 3 blocks and 192 KiB in flight per SM (H200, bf16 at 2^26: 0.90
+// -> 0.97 of a copy). The forward passes and the fp32 fused pass keep their
+// registers: in a trial the ring made the forward slower (0.84 of the read
+// probe against 0.97) and gave the fp32 fused pass nothing (docs/
+// performance.md, session 14).
 //
 // kRows is the number of rows of 16-byte loads a thread has in flight. 4 for
 // a persistent grid; 8 (a whole chunk of R = 8 rows in one round, 128
@@ -351,16 +378,20 @@ __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K,
 // 0.90 -> 0.96 of a copy at 2^25 and 2^26). The forward pass gained nothing
 // from it, and its 64-register cap has no room for the counter. launch_reduce
 // turns it on only when there are more chunks than blocks.
-template <class T, bool kStrided, bool kGrad, int kRows, bool kShifted>
+constexpr int kRingStages = 8;                               // rows in flight per thread
+constexpr int kRingBytes = kRingStages * 2 * kThreads * 16;  // x and y: 64 KiB per block
+
+template <class T, bool kStrided, bool kGrad, int kRows, bool kShifted, bool kRing>
 constexpr int kReduceBlocksPerSm = kStrided                      ? 1
+                                   : kRing                        ? 3
                                    : kRows > 4 || kShifted        ? 2
                                    : sizeof(T) == 8               ? 3
                                    : !kGrad                       ? 4
                                    : sizeof(T) == 4               ? 3
                                                                   : 1;
 
-template <class T, class OutT, bool kStrided, bool kGrad, int kRows, bool kShifted = false>
-__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad, kRows, kShifted>))
+template <class T, class OutT, bool kStrided, bool kGrad, int kRows, bool kShifted = false, bool kRing = false>
+__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGrad, kRows, kShifted, kRing>))
     mse_reduce_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
@@ -381,6 +412,8 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   const bool dealt = kDealt && p.deal_chunks && !single;  // single: no ticket, so nothing would reset the counter
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
+  std::uint64_t policy = 0;
+  if constexpr (kRing) policy = evict_first_policy();
 
   int nb = 0;                   // chunks in the current batch
   std::int64_t batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
@@ -420,91 +453,133 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     // not a 64-bit division, ahead of the first load.
     const int lanes = static_cast<int>(g.lanes), lane_shift = __ffs(lanes) - 1;
     const int rows = (static_cast<int>(end - start) + lanes - 1) >> lane_shift;
-    for (int r0 = 0; r0 < rows; r0 += U) {
-      const std::int64_t i_base = start + r0 * g.lanes + tid * V;
-      // One row's whole vector at index i, from its raw 16 bytes (the
-      // gradients are 16-byte aligned on both vector paths).
-      auto vector_row = [&](const uint4& xw, const uint4& yw, std::int64_t i) {
-        fold_vector<T, kGrad, true>(acc, xw, yw, scale, p.grad_input, p.grad_target, i);
-      };
-      if constexpr (kShifted) {
-        // U whole vectors, each from two aligned words. Not the tensor's
-        // first vector (its first word would start before x) nor its last
-        // (the second word would end past it): those go row by row below.
-        const std::int64_t i_last = i_base + (U - 1) * g.lanes;
-        if (i_base >= V && i_last + V <= end && i_last + 2 * V <= p.n) {
-          uint4 xl[U], xh[U], yl[U], yh[U];
+    // The (at most V) elements of this thread's row at index i < end, element by element.
+    auto row_at_a_time = [&](std::int64_t i) {
+      const std::int64_t left = end - i;
+      const int cnt = left >= V ? V : static_cast<int>(left);
+      C xv[V], yv[V], gv[V];
+      load_elems<T, kStrided>(p, p.x, p.xs, i, cnt, xv);
+      load_elems<T, kStrided>(p, p.y, p.ys, i, cnt, yv);
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        if (v < cnt) {
+          const C d = diff(xv[v], yv[v]);
+          acc[v] = acc_add_term(acc[v], d);
+          if (kGrad) gv[v] = d * scale;
+        }
+      }
+      if (kGrad) {
+        store_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt, gv);
+        if (p.grad_target) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) gv[v] = -gv[v];
+          store_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt, gv);
+        }
+      }
+    };
+    if constexpr (kRing) {
+      // Contiguous and aligned (launch_reduce): this thread's rows of whole
+      // vectors, [0, nwhole), through a kRingStages-deep ring of its own slots
+      // in shared memory filled by cp.async, so the bytes in flight cost no
+      // registers; then its one partial row, if any, element by element.
+      const int e = static_cast<int>(end - start) - tid * V - V;
+      const int nwhole = e < 0 ? 0 : min(rows, (e >> lane_shift) + 1);
+      const T* xp = static_cast<const T*>(p.x) + start + tid * V;
+      const T* yp = static_cast<const T*>(p.y) + start + tid * V;
+      extern __shared__ uint4 ring[];  // [kRingStages][2][kThreads]
+      auto slot = [&](int s, int a) { return &ring[(2 * s + a) * kThreads + tid]; };
+#pragma unroll
+      for (int s = 0; s < kRingStages; ++s) {
+        if (s < nwhole) {
+          cp_async16(slot(s, 0), xp + s * lanes, policy);
+          cp_async16(slot(s, 1), yp + s * lanes, policy);
+        }
+        cp_async_commit();
+      }
+      int s = 0;
+#pragma unroll 1
+      for (int r = 0; r < nwhole; ++r) {
+        cp_async_wait<kRingStages - 1>();  // row r has landed
+        const uint4 xw = *slot(s, 0), yw = *slot(s, 1);
+        fold_vector<T, kGrad, true>(acc, xw, yw, scale, p.grad_input, p.grad_target, start + r * lanes + tid * V);
+        // Refill the slot with row r + kRingStages. Issued after the fold has
+        // used the slot's values, so the copy cannot overwrite them first.
+        if (r + kRingStages < nwhole) {
+          cp_async16(slot(s, 0), xp + (r + kRingStages) * lanes, policy);
+          cp_async16(slot(s, 1), yp + (r + kRingStages) * lanes, policy);
+        }
+        cp_async_commit();
+        s = s + 1 == kRingStages ? 0 : s + 1;
+      }
+      const std::int64_t i = start + static_cast<std::int64_t>(nwhole) * lanes + tid * V;
+      if (nwhole < rows && i < end) row_at_a_time(i);
+    } else {  // braced: after an unbraced `else for` here, nvcc dropped the lane-tree loop below from the ring kernels
+      for (int r0 = 0; r0 < rows; r0 += U) {
+        const std::int64_t i_base = start + r0 * g.lanes + tid * V;
+        // One row's whole vector at index i, from its raw 16 bytes (the
+        // gradients are 16-byte aligned on both vector paths).
+        auto vector_row = [&](const uint4& xw, const uint4& yw, std::int64_t i) {
+          fold_vector<T, kGrad, true>(acc, xw, yw, scale, p.grad_input, p.grad_target, i);
+        };
+        if constexpr (kShifted) {
+          // U whole vectors, each from two aligned words. Not the tensor's
+          // first vector (its first word would start before x) nor its last
+          // (the second word would end past it): those go row by row below.
+          const std::int64_t i_last = i_base + (U - 1) * g.lanes;
+          if (i_base >= V && i_last + V <= end && i_last + 2 * V <= p.n) {
+            uint4 xl[U], xh[U], yl[U], yh[U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+              load_words<T>(p.x, i_base + u * g.lanes, p.x_shift, xl[u], xh[u]);
+              load_words<T>(p.y, i_base + u * g.lanes, p.y_shift, yl[u], yh[u]);
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u)
+              vector_row(funnel16(xl[u], xh[u], p.x_shift), funnel16(yl[u], yh[u], p.y_shift), i_base + u * g.lanes);
+            continue;
+          }
+        }
+        if (!kStrided && p.vec && i_base + (U - 1) * g.lanes + V <= end) {
+          // The common case: U whole vectors, 16-byte loads all issued before
+          // any use, kept raw (4 registers each) until they are consumed.
+          uint4 xr[U], yr[U];
 #pragma unroll
           for (int u = 0; u < U; ++u) {
-            load_words<T>(p.x, i_base + u * g.lanes, p.x_shift, xl[u], xh[u]);
-            load_words<T>(p.y, i_base + u * g.lanes, p.y_shift, yl[u], yh[u]);
+            xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i_base + u * g.lanes));
+            yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i_base + u * g.lanes));
           }
 #pragma unroll
-          for (int u = 0; u < U; ++u)
-            vector_row(funnel16(xl[u], xh[u], p.x_shift), funnel16(yl[u], yh[u], p.y_shift), i_base + u * g.lanes);
+          for (int u = 0; u < U; ++u) vector_row(xr[u], yr[u], i_base + u * g.lanes);
           continue;
         }
-      }
-      if (!kStrided && p.vec && i_base + (U - 1) * g.lanes + V <= end) {
-        // The common case: U whole vectors, 16-byte loads all issued before
-        // any use, kept raw (4 registers each) until they are consumed.
-        uint4 xr[U], yr[U];
+        int u_first = 0;  // rows before it were taken below
+        if constexpr (U > 4 && !kStrided && !kShifted) {
+          // A partial chunk of one-chunk-per-block launches (small N): its
+          // rows of whole vectors with all loads in flight at once, as above.
+          // The rest (the tensor's last partial vector) goes row by row below.
+          const std::int64_t left = end - i_base;
+          const int nu = left >= V ? static_cast<int>((left - V) >> lane_shift) + 1 : 0;  // < U here
+          if (p.vec && nu > 1) {  // one row: the row-at-a-time path loads it as fast
+            uint4 xr[U - 1], yr[U - 1];
 #pragma unroll
-        for (int u = 0; u < U; ++u) {
-          xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i_base + u * g.lanes));
-          yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i_base + u * g.lanes));
-        }
+            for (int u = 0; u < U - 1; ++u) {  // rows past nu load row nu - 1 again (unused; no branches)
+              const std::int64_t i = i_base + (u < nu ? u : nu - 1) * g.lanes;
+              xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
+              yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
+            }
 #pragma unroll
-        for (int u = 0; u < U; ++u) vector_row(xr[u], yr[u], i_base + u * g.lanes);
-        continue;
-      }
-      int u_first = 0;  // rows before it were taken below
-      if constexpr (U > 4 && !kStrided && !kShifted) {
-        // A partial chunk of one-chunk-per-block launches (small N): its
-        // rows of whole vectors with all loads in flight at once, as above.
-        // The rest (the tensor's last partial vector) goes row by row below.
-        const std::int64_t left = end - i_base;
-        const int nu = left >= V ? static_cast<int>((left - V) >> lane_shift) + 1 : 0;  // < U here
-        if (p.vec && nu > 1) {  // one row: the row-at-a-time path loads it as fast
-          uint4 xr[U - 1], yr[U - 1];
-#pragma unroll
-          for (int u = 0; u < U - 1; ++u) {  // rows past nu load row nu - 1 again (unused; no branches)
-            const std::int64_t i = i_base + (u < nu ? u : nu - 1) * g.lanes;
-            xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
-            yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
+            for (int u = 0; u < U - 1; ++u)
+              if (u < nu) vector_row(xr[u], yr[u], i_base + u * g.lanes);
+            u_first = nu;
           }
-#pragma unroll
-          for (int u = 0; u < U - 1; ++u)
-            if (u < nu) vector_row(xr[u], yr[u], i_base + u * g.lanes);
-          u_first = nu;
         }
-      }
-      // Tails, strided views, misaligned pointers: one row at a time (few
-      // registers, so the fast path above keeps its occupancy).
+        // Tails, strided views, misaligned pointers: one row at a time (few
+        // registers, so the fast path above keeps its occupancy).
 #pragma unroll 1
-      for (int u = u_first; u < U; ++u) {
-        const std::int64_t i = i_base + u * g.lanes;
-        const std::int64_t left = end - i;
-        if (left <= 0) break;  // so are the later rows: a one-row chunk costs one iteration
-        const int cnt = left >= V ? V : static_cast<int>(left);
-        C xv[V], yv[V], gv[V];
-        load_elems<T, kStrided>(p, p.x, p.xs, i, cnt, xv);
-        load_elems<T, kStrided>(p, p.y, p.ys, i, cnt, yv);
-#pragma unroll
-        for (int v = 0; v < V; ++v) {
-          if (v < cnt) {
-            const C d = diff(xv[v], yv[v]);
-            acc[v] = acc_add_term(acc[v], d);
-            if (kGrad) gv[v] = d * scale;
-          }
-        }
-        if (kGrad) {
-          store_elems<T, kStrided>(p, p.grad_input, p.gis, i, cnt, gv);
-          if (p.grad_target) {
-#pragma unroll
-            for (int v = 0; v < V; ++v) gv[v] = -gv[v];
-            store_elems<T, kStrided>(p, p.grad_target, p.gts, i, cnt, gv);
-          }
+        for (int u = u_first; u < U; ++u) {
+          const std::int64_t i = i_base + u * g.lanes;
+          if (i >= end) break;  // so are the later rows: a one-row chunk costs one iteration
+          row_at_a_time(i);
         }
       }
     }
@@ -853,10 +928,12 @@ auto per_kernel_and_device(Kernel kernel, Compute&& compute) {
   return cache[key] = compute(kernel, dev);
 }
 
-int max_resident_blocks(Kernel kernel) {
-  return per_kernel_and_device(kernel, [](Kernel k, int) {
+// `smem`: the kernel's dynamic shared memory (the same at every launch of it).
+int max_resident_blocks(Kernel kernel, int smem = 0) {
+  return per_kernel_and_device(kernel, [smem](Kernel k, int) {
+    if (smem > 0) MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     int per_sm = 0;
-    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, 0));
+    MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem));
     return std::max(1, per_sm) * sm_count();
   });
 }
@@ -958,20 +1035,28 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   }
   const int sms = sm_count();
   auto kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4>;
-  // One chunk of 8 rows per block: all of it in flight at once (the 16-bit
-  // fused pass already runs one block per SM and keeps its 4 rows).
-  if constexpr (!kStrided && !(kGrad && sizeof(T) == 2))
+  int smem = 0;  // dynamic shared memory: the ring's
+  if constexpr (!kStrided && kGrad && sizeof(T) == 2) {
+    // The 16-bit fused pass: its rows through the ring (see
+    // kReduceBlocksPerSm), which also keeps a one-chunk block's 8 rows in flight.
+    if (kp.vec) {
+      kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, false, true>;
+      smem = kRingBytes;
+    }
+  } else if constexpr (!kStrided) {
+    // One chunk of 8 rows per block: all of it in flight at once.
     if (kp.vec && kp.geo.rows == 8 && kp.local_chunks <= sms) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 8>;
+  }
   if constexpr (!kStrided)
     if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
-  int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel) / sms, sms, p.grid_blocks);
+  int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel, smem) / sms, sms, p.grid_blocks);
   // The fused pass's chunk dealer (see mse_reduce_kernel). Not for shards
   // (Stage::partials): they take no ticket, and nothing would reset the
   // counter. Not with no more chunks than blocks: each block has its one
   // chunk, and asking the counter would only add its round trip and a
   // barrier (fused fp32 at 2^18, 32 chunks: 4.41 -> 4.63 us graph-replayed).
   kp.deal_chunks = kGrad && !kStrided && p.stage == Stage::whole && kp.local_chunks > grid;
-  kernel<<<grid, kThreads, 0, stream>>>(kp);
+  kernel<<<grid, kThreads, smem, stream>>>(kp);
   MSELOSS_CUDA_CHECK(cudaGetLastError());
 }
 
