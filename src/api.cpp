@@ -180,9 +180,13 @@ struct Span {
   std::intptr_t lo = 0, hi = 0;
 };
 Span span_of(const void* data, DType dtype, int rank, const std::int64_t* shape, const std::int64_t* strides) {
+  // An empty view touches nothing. Its strides are not checked (check_view),
+  // so the extents are summed only once no dimension is empty: summing the
+  // dimensions before a later 0 could overflow.
+  for (int d = 0; d < rank; ++d)
+    if (shape[d] == 0) return {};
   std::int64_t lo = 0, hi = 0;
   for (int d = 0; d < rank; ++d) {
-    if (shape[d] == 0) return {};
     std::int64_t ext = strides[d] * (shape[d] - 1);
     (ext < 0 ? lo : hi) += ext;
   }

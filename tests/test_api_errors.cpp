@@ -153,3 +153,28 @@ TEST(ApiErrors, EmptyViewWithHugeDimensionsIsEmptyNotOverflow) {
   const std::int64_t big[2] = {std::int64_t{1} << 40, std::int64_t{1} << 40};
   EXPECT_EQ(TensorView::contiguous(nullptr, DType::f32, 2, big).numel(), INT64_MAX);
 }
+
+// An empty view's strides are not checked, so they may be absurd in the
+// dimensions before its 0. The overlap check between the output and the
+// inputs summed those extents (signed overflow, found by fuzz_api under
+// UBSan in CI); an empty view now spans nothing. The output here is placed
+// on the input's address, as the fuzzer's was.
+TEST(ApiErrors, EmptyViewWithAbsurdStridesBeforeItsZeroIsEmpty) {
+  float data[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  const std::int64_t huge = std::int64_t{614891469123651720};
+  TensorView x;
+  x.data = data;
+  x.dtype = DType::f32;
+  x.rank = 4;
+  const std::int64_t shape[4] = {8, 8, 8, 0};  // 21 strides of 6.1e18: past 2^63
+  const std::int64_t strides[4] = {huge, huge, huge, 1};
+  for (int d = 0; d < 4; ++d) {
+    x.shape[d] = shape[d];
+    x.strides[d] = strides[d];
+  }
+  const TensorView y = TensorView::scalar(&data[1], DType::f32);
+  float* loss = &data[0];  // aliases x's address; x is empty, so nothing overlaps
+  forward(x, y, TensorView::scalar(loss, DType::f32), Options{Reduction::sum});
+  EXPECT_EQ(*loss, 0.0f);
+  EXPECT_EQ(data[1], 2.0f);
+}
