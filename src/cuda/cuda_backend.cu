@@ -7,7 +7,11 @@
 // across the 8 warps in shared memory. Chunk partials go to a workspace; the
 // block that takes the last ticket evaluates the chunk tree and writes the
 // loss. Which block computes a chunk never changes its value, so the bits
-// depend on the data alone.
+// depend on the data alone. The fused pass takes its chunks from a counter
+// instead of striding, and its 16-bit form brings rows in through a ring of
+// shared-memory slots (cp.async) instead of registers (kRing). Up to 16
+// chunks, mse_few_chunks_kernel runs one block per chunk, the blocks one
+// thread-block cluster, with no workspace and no ticket.
 //
 // mse_elementwise_kernel (none, backward, forward_backward with none): a
 // grid-strided loop over 16-byte vectors.
