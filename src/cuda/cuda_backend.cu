@@ -932,7 +932,10 @@ auto per_kernel_and_device(Kernel kernel, Compute&& compute) {
   return cache[key] = compute(kernel, dev);
 }
 
-// `smem`: the kernel's dynamic shared memory (the same at every launch of it).
+// `smem`: the kernel's dynamic shared memory (the same at every launch of
+// it). Above 48 KiB a kernel may only launch, and the occupancy query only
+// counts it, once its limit is raised: done here, once per kernel and device,
+// before the query and so before the kernel's first launch.
 int max_resident_blocks(Kernel kernel, int smem = 0) {
   return per_kernel_and_device(kernel, [smem](Kernel k, int) {
     if (smem > 0) MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
