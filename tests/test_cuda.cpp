@@ -318,6 +318,60 @@ TEST_F(CudaTest, RepeatedBackwardAndFusedRunsGiveOneResult) {
   }
 }
 
+TEST_F(CudaTest, BackToBackLaunchesOfOtherDataAndSizesNeverMixTheirPartials) {
+  // fp32 inputs' chunk partials are tagged with their launch, and the
+  // finishing block collects them while the last chunks are still landing:
+  // it must never take a slot that an earlier launch (other data, other
+  // size) left behind (bf16 takes the fenced ticket: the same must hold).
+  // Launches on one stream back to back, each loss to its own slot, checked
+  // after one synchronisation; fp32 sizes with K = 129 (one chunk per
+  // block), 513 (blocks without a chunk: the grid is whole waves) and 4096.
+  // A build that accepts any tag fails here (session 15, device run 2).
+  const std::int64_t sizes[] = {(std::int64_t{1} << 25) - 7, (std::int64_t{1} << 25) - 7, (1 << 20) + 1, (1 << 22) + 3};
+  const int order[] = {0, 1, 2, 3, 1, 0, 3, 2};
+  const int launches = 400;
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  Options o;
+  o.stream = s;
+  for (DType t : {DType::f32, DType::bf16})
+    for (Which op : {Which::forward, Which::fused}) {
+      std::vector<std::unique_ptr<Dev>> dx, dy, dgi;
+      std::vector<Outputs> want;
+      for (int k = 0; k < 4; ++k) {
+        const auto x = random_tensor(t, sizes[k], Dist::normal, 300 + k), y = random_tensor(t, sizes[k], Dist::normal, 310 + k);
+        want.push_back(run_op(Device::cpu, op, t, sizes[k], Reduction::mean, x, y, {}));
+        dx.emplace_back(new Dev(x));
+        dy.emplace_back(new Dev(y));
+        dgi.emplace_back(new Dev(op == Which::fused ? sizes[k] * es(t) : 16));
+      }
+      Dev dl(launches * es(t)), dgt(sizes[0] * es(t));
+      for (int i = 0; i < launches; ++i) {
+        const int k = order[i % 8];
+        const std::int64_t n = sizes[k];
+        TensorView xv = on(TensorView::contiguous(nullptr, t, {n}), *dx[k]), yv = on(TensorView::contiguous(nullptr, t, {n}), *dy[k]);
+        TensorView lv = TensorView::scalar(dl.ptr + i * es(t), t);
+        lv.device = Device::cuda;
+        if (op == Which::forward) {
+          forward(xv, yv, lv, o);
+        } else {
+          TensorView gt = on(TensorView::contiguous(nullptr, t, {n}), dgt);
+          forward_backward(xv, yv, lv, on(TensorView::contiguous(nullptr, t, {n}), *dgi[k]), gt, 0.625, o);
+        }
+      }
+      CUDA_OK(cudaStreamSynchronize(s));
+      const auto losses = dl.host();
+      for (int i = 0; i < launches; ++i) {
+        const int k = order[i % 8];
+        ASSERT_EQ(std::memcmp(losses.data() + i * es(t), want[k].loss.data(), es(t)), 0)
+            << where(op, t, sizes[k], Reduction::mean) << ": launch " << i;
+      }
+      if (op == Which::fused)
+        for (int k = 0; k < 4; ++k) EXPECT_TRUE(dgi[k]->host() == want[k].grad) << where(op, t, sizes[k], Reduction::mean);
+    }
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
 TEST_F(CudaTest, FourConcurrentStreamsAndGraphReplay) {
   const std::int64_t n = 4000037;
   const DType t = DType::bf16;

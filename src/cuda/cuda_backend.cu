@@ -6,7 +6,9 @@
 // chunk's lane tree is: within the thread, across the warp by shuffles, and
 // across the 8 warps in shared memory. Chunk partials go to a workspace; the
 // block that takes the last ticket evaluates the chunk tree and writes the
-// loss. Which block computes a chunk never changes its value, so the bits
+// loss. For fp32 inputs each partial carries its launch's tag, so that block
+// needs no fence and collects the partials as they land. Which block
+// computes a chunk never changes its value, so the bits
 // depend on the data alone. The fused pass takes its chunks from a counter
 // instead of striding, and its 16-bit form brings rows in through a ring of
 // shared-memory slots (cp.async) instead of registers (kRing). Up to 16
@@ -56,7 +58,7 @@ int sm_count() {
 // a capture (cudaStreamGetId is refused there), so a captured call uses the
 // stream's entry as it is. A stream first seen inside a capture (PyTorch
 // captures on a stream of its own) gets its workspace allocated in relaxed
-// capture mode, and the zeroing of its ticket becomes a node of the graph.
+// capture mode, and the zeroing of its workspace becomes a node of the graph.
 // Each stream ever used keeps 64 KiB until the process ends; the cache frees
 // it all at exit (errors ignored: the runtime may already be gone).
 struct WorkspaceCache {
@@ -93,12 +95,12 @@ Workspace* workspace_for(cudaStream_t stream) {
     const cudaError_t e = cudaMalloc(&ws, sizeof(Workspace));
     MSELOSS_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     MSELOSS_CUDA_CHECK(e);
-    static_assert(offsetof(Workspace, next_chunk) == offsetof(Workspace, ticket) + sizeof(unsigned), "adjacent counters");
-    MSELOSS_CUDA_CHECK(cudaMemsetAsync(&ws->ticket, 0, 2 * sizeof(unsigned), stream));  // captured: runs each replay
   } else {
     MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
-    MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
   }
+  // Captured, this runs at each replay: every replay starts from a zeroed
+  // workspace, tags and generation alike.
+  MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
   if (it != cache.by_stream.end()) {  // the handle now names another stream
     cache.retired.push_back(it->second.ws);
     it->second = {ws, id};
@@ -131,6 +133,21 @@ template <>
 __device__ __forceinline__ double get_partial<double>(const DD* slot) { return __ldcg(&slot->hi); }
 template <>
 __device__ __forceinline__ DD get_partial<DD>(const DD* slot) { return DD{__ldcg(&slot->hi), __ldcg(&slot->lo)}; }
+
+// fp32 inputs' chunk partials in the workspace: value and tag written by
+// one 16-byte store and read by one 16-byte load, relaxed at GPU scope, so a
+// reader that sees this launch's tag sees the value stored with it (as CUB's
+// decoupled look-back keeps a tile's status and value in one word).
+__device__ __forceinline__ void put_tagged(TaggedPartial* slot, double v, unsigned long long tag) {
+  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slot), "l"(__double_as_longlong(v)), "l"(tag)
+               : "memory");
+}
+__device__ __forceinline__ TaggedPartial get_tagged(const TaggedPartial* slot) {
+  long long v;
+  unsigned long long tag;
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v), "=l"(tag) : "l"(slot) : "memory");
+  return TaggedPartial{__longlong_as_double(v), tag};
+}
 
 // The lane tree of one warp (§2): lane 0 ends with the pairwise sum of the
 // 32 values in lane order; other lanes hold partial garbage.
@@ -325,13 +342,23 @@ __device__ __forceinline__ int partial_slot(int c, int K2) {  // c < K2 <= kMaxC
   return (c & (L - 1)) * kThreads + (c >> (__ffs(L) - 1));  // c when L = 1
 }
 
+// The pairwise tree (§2) of the M values in a, folded in place.
+template <class Acc, int M>
+__device__ __forceinline__ Acc pairwise_tree(Acc (&a)[M]) {
+  static_assert(M > 0 && (M & (M - 1)) == 0, "M is a power of two");
+#pragma unroll
+  for (int s = 1; s < M; s *= 2)
+#pragma unroll
+    for (int k = 0; k + s < M; k += 2 * s) a[k] = acc_add(a[k], a[k + s]);
+  return a[0];
+}
+
 // The pairwise tree of the aligned segment [t L, t L + L) of the K chunk
 // partials, zeros past K, in the workspace's transposed slots or in leaf
 // order. Every load is issued, unconditionally, before any is used (leaf
 // order clamps indices past K; transposed slots stay below K2 <= kMaxChunks).
 template <class Acc, int L>
 __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K, int t, bool transposed) {
-  static_assert(L > 0 && (L & (L - 1)) == 0, "L is a power of two");
   const std::int64_t first = static_cast<std::int64_t>(t) * L;
   Acc a[L];
 #pragma unroll
@@ -342,11 +369,54 @@ __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K,
 #pragma unroll
   for (int k = 0; k < L; ++k)
     if (first + k >= K) a[k] = acc_zero<Acc>();
+  return pairwise_tree(a);
+}
+
+// partials_tree over the tagged slots, for the block that finishes while the
+// last chunks may still be in flight: leaves [t L + k0, t L + k0 + M) of
+// thread t's segment, from slots (k0 + k) kThreads + t. Every load is issued
+// before any is checked, and a slot that does not yet hold this launch's tag
+// is loaded again until it does. Leaves past K are zero and never waited for.
+template <int M>
+__device__ __forceinline__ double tagged_subtree(const TaggedPartial* slots, std::int64_t K, int t, int L, int k0,
+                                                 unsigned long long tag) {
+  const std::int64_t first = static_cast<std::int64_t>(t) * L + k0;
+  double a[M];
+  bool wait[M];
 #pragma unroll
-  for (int s = 1; s < L; s *= 2)
+  for (int k = 0; k < M; ++k) {
+    const TaggedPartial s = get_tagged(&slots[(k0 + k) * kThreads + t]);
+    a[k] = first + k < K ? s.value : 0.0;
+    wait[k] = first + k < K && s.tag != tag;
+  }
+  for (;;) {
+    bool any = false;
 #pragma unroll
-    for (int k = 0; k + s < L; k += 2 * s) a[k] = acc_add(a[k], a[k + s]);
-  return a[0];
+    for (int k = 0; k < M; ++k) any |= wait[k];
+    if (!any) break;
+#pragma unroll
+    for (int k = 0; k < M; ++k) {
+      if (wait[k]) {
+        const TaggedPartial s = get_tagged(&slots[(k0 + k) * kThreads + t]);
+        a[k] = s.value;
+        wait[k] = s.tag != tag;
+      }
+    }
+  }
+  return pairwise_tree(a);
+}
+
+// Thread t's segment of L leaves, at most 8 loads in flight (16 bytes each:
+// all 16 at once would not fit the forward passes' 64 registers).
+template <int L>
+__device__ __forceinline__ double tagged_tree(const TaggedPartial* slots, std::int64_t K, int t, unsigned long long tag) {
+  if constexpr (L > 8) {
+    static_assert(L == 16, "kMaxChunks / kThreads");
+    const double lo = tagged_subtree<8>(slots, K, t, L, 0, tag);
+    return acc_add(lo, tagged_subtree<8>(slots, K, t, L, 8, tag));
+  } else {
+    return tagged_subtree<L>(slots, K, t, L, 0, tag);
+  }
 }
 
 // Resident blocks per SM the contiguous reduction is compiled for (strided
@@ -414,6 +484,28 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   // One block and few chunks: everything stays in shared memory, no ticket.
   const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
   const bool dealt = kDealt && p.deal_chunks && !single;  // single: no ticket, so nothing would reset the counter
+  // fp32 inputs: partials go to the workspace tagged with this launch, and
+  // the finishing block collects them as they land (see the finish below).
+  // The others take the fenced ticket: fp64's double-double partials do not
+  // fit a 16-byte word with a tag, and for 16-bit inputs the tagged form was
+  // slower (H200: the fused ring pass 0.93 -> 0.80 of a copy at 2^25, bf16
+  // forward 0.96 -> 0.91 of the read probe at 2^26; same registers,
+  // occupancy and ring loop in SASS, cause not found; docs/performance.md,
+  // session 15).
+  constexpr bool kTaggable = std::is_same<T, float>::value;
+  const bool tagged = kTaggable && !single && p.stage == Stage::whole;
+  // The tag (generation + 1) is copied to shared memory by cp.async, which
+  // holds no register while in flight and stalls no warp: the 64-register
+  // forward passes have no room for it across the chunk loop.
+  __shared__ alignas(16) unsigned long long generation[2];
+  if (tid == 0) {
+    is_last = false;
+    if (tagged) {
+      const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(generation));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(&p.ws->generation) : "memory");
+      cp_async_commit();
+    }
+  }
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
   std::uint64_t policy = 0;
@@ -422,14 +514,25 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   int nb = 0;                   // chunks in the current batch
   std::int64_t batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
   auto flush = [&]() {
+    if (tagged && tid == 0) cp_async_wait<0>();  // the generation has landed (fp32: no ring)
     __syncthreads();
     if (tid < nb) {
       const Acc* w = warp_part[tid];
       Acc v = acc_add(acc_add(acc_add(w[0], w[1]), acc_add(w[2], w[3])),
                       acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
       const std::int64_t c = kDealt ? batch_chunk[tid] : blockIdx.x + (batch_base + tid) * gridDim.x;
-      if (single) chunk_part[c] = v;
-      else put_partial(&p.partials[p.stage == Stage::whole ? partial_slot(static_cast<int>(c), static_cast<int>(g.chunks_pow2)) : p.chunk_base + c], v);
+      if (single) {
+        chunk_part[c] = v;
+      } else {
+        const std::int64_t slot = p.stage == Stage::whole ? partial_slot(static_cast<int>(c), static_cast<int>(g.chunks_pow2))
+                                                          : p.chunk_base + c;
+        if constexpr (kTaggable) {
+          if (tagged) put_tagged(&p.ws->tagged[slot], v, generation[0] + 1);
+          else put_partial(&p.partials[slot], v);
+        } else {
+          put_partial(&p.partials[slot], v);
+        }
+      }
     }
     __syncthreads();
     batch_base += nb;
@@ -587,6 +690,17 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
         }
       }
     }
+    // Tagged partials: the block takes its ticket once its last chunk's rows
+    // are folded, so the block with the last ticket knows that every other
+    // block has folded its last rows, and can collect the partials as they
+    // land. Taken here, not as the chunk starts: held across the chunk's
+    // loads, the ticket's register made the 64-register forward passes spill.
+    // Its round trip overlaps the lane tree. Dealt chunks need no ticket: the
+    // dealer's K requests are one per chunk, and the block whose request came
+    // back K - 1 asked last (below).
+    const bool last_strided = tagged && !dealt && c + gridDim.x >= p.local_chunks;
+    unsigned ticket = 0;
+    if (last_strided && tid == 0) ticket = atomicAdd(&p.ws->ticket, 1u);
     // §2 lane tree: the thread's V adjacent lanes, then the warp, then (in flush) the warps.
 #pragma unroll
     for (int s = 1; s < V; s *= 2)
@@ -594,6 +708,10 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
     Acc wv = warp_tree(acc[0]);
     if (lane == 0) warp_part[nb][warp] = wv;
+    if (tagged && tid == 0) {  // read by all after the next flush's barrier
+      if (last_strided) is_last = ticket == gridDim.x - 1;
+      if (dealt && gridDim.x + dealt_next >= p.local_chunks) is_last = dealt_next == p.local_chunks - 1;
+    }
     if (kDealt && dealt) {
       if (tid == 0) next_chunk[parity] = static_cast<std::int64_t>(gridDim.x) + dealt_next;
       __syncthreads();
@@ -614,7 +732,17 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
           static_cast<OC>(finish(g.chunks == 1 ? chunk_part[0] : acc_zero<Acc>(), p.global_n, p.mean)));
     return;
   }
-  if (!single && p.stage == Stage::whole) {
+  if (tagged) {
+    // A block with no chunk (a grid of whole waves per SM can exceed K)
+    // takes its ticket now: the finisher is the block with the last of all
+    // gridDim.x tickets.
+    if (tid == 0) {
+      if (blockIdx.x >= p.local_chunks) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
+      cp_async_wait<0>();  // the generation, for a block that flushed nothing
+    }
+    __syncthreads();
+    if (!is_last) return;
+  } else if (!single && p.stage == Stage::whole) {
     __threadfence();  // this block's partials are visible before its ticket
     __syncthreads();
     if (tid == 0) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
@@ -630,6 +758,18 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   Acc v;
   if (single || K == 0) {
     v = tid < K ? chunk_part[tid] : acc_zero<Acc>();  // K <= kBatch: one leaf per thread
+  } else if (tagged) {
+    if constexpr (kTaggable) {
+      const TaggedPartial* slots = p.ws->tagged;
+      const unsigned long long tag = generation[0] + 1;
+      switch (K2 > kThreads ? K2 / kThreads : 1) {
+        case 16: v = tagged_tree<16>(slots, K, tid, tag); break;
+        case 8: v = tagged_tree<8>(slots, K, tid, tag); break;
+        case 4: v = tagged_tree<4>(slots, K, tid, tag); break;
+        case 2: v = tagged_tree<2>(slots, K, tid, tag); break;
+        default: v = tagged_tree<1>(slots, K, tid, tag); break;
+      }
+    }
   } else {
     switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
       case 16: v = partials_tree<Acc, 16>(p.partials, K, tid, whole); break;
@@ -651,6 +791,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       if (!single && p.stage == Stage::whole) {
         p.ws->ticket = 0;  // every block has taken its ticket (and its last chunk): reset for the next launch
         p.ws->next_chunk = 0;
+        if (tagged) p.ws->generation = generation[0] + 1;  // this launch's tags are now stale
       }
     }
   }
@@ -661,13 +802,18 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 // one thread-block cluster; after a cluster barrier, block 0 reads the chunk
 // partials from its peers' shared memory and finishes: no workspace, no
 // global fence and no ticket. K = 1 is a single block (no cluster).
-template <class T, class OutT, bool kGrad>
+//
+// kRows = 1 is the one-row form, for N <= W (one chunk of one row): the same
+// code with the 7 other rows' loads and folds compiled out, so the one
+// block's serial path is shorter (H200, graph-replayed at N = 1024: 1.77 ->
+// 1.59 us fp32, the fused pass 1.85 -> 1.62; the 8-row form steps over the
+// absent rows by uniform branches).
+template <class T, class OutT, bool kGrad, int kRows = kMinRows>
 __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
   using OC = typename Traits<OutT>::Compute;
   constexpr int V = Pack<T>::V;
-  constexpr int kRows = kMinRows;  // K <= kMaxChunks gives R = 8
   __shared__ Acc warp_part[kWarps];
   __shared__ Acc chunk_partial;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1018,6 +1164,7 @@ bool launch_few_chunks(const KernelParams& kp, cudaStream_t stream) {
   auto kernel = mse_few_chunks_kernel<T, OutT, kGrad>;
   const int K = static_cast<int>(std::max<std::int64_t>(kp.geo.chunks, 1));
   if (K == 1) {
+    if (kp.n <= kp.geo.lanes) kernel = mse_few_chunks_kernel<T, OutT, kGrad, 1>;
     kernel<<<1, kThreads, 0, stream>>>(kp);
     MSELOSS_CUDA_CHECK(cudaGetLastError());
     return true;

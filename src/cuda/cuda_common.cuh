@@ -24,16 +24,30 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
 constexpr int kMaxClusterChunks = 16;  // up to this many chunks: one cluster, no ticket (the largest non-portable cluster)
 
+// A chunk partial of fp32 inputs and the launch that wrote it, stored and
+// loaded as one 16-byte word (so a reader sees both or neither).
+struct TaggedPartial {
+  double value;
+  unsigned long long tag;
+};
+
 // Scratch memory of one (device, stream): the chunk partials, the ticket
 // counter that picks the block which finishes the reduction, and the counter
 // that deals chunks to the fused pass's blocks. The block that takes the last
-// ticket resets both, so they are zero between launches.
+// ticket resets both, so they are zero between launches. fp32 inputs'
+// partials carry the tag `generation + 1` of the launch that wrote them; the
+// finishing block advances `generation`, so older tags never match.
 struct Workspace {
-  DD partials[kMaxChunks];
+  union {
+    DD partials[kMaxChunks];           // fp64 inputs; 16-bit inputs (hi only); the comparison algorithms
+    TaggedPartial tagged[kMaxChunks];  // fp32 inputs
+  };
   unsigned int ticket;
   unsigned int next_chunk;
   float atomic_sum;  // the comparison algorithms' fp32 accumulator
   float pad_;
+  alignas(16) unsigned long long generation;  // launches finished through the tagged partials
+  unsigned long long pad2_;                   // generation is read as a 16-byte cp.async
 };
 
 // The workspace for the current device and `stream`, created (and zeroed in
