@@ -202,6 +202,10 @@ __device__ __forceinline__ void cp_async16(uint4* smem, const void* gmem, std::u
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "l"(policy) : "memory");
 }
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {  // no cache hint
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
@@ -419,6 +423,20 @@ __device__ __forceinline__ double tagged_tree(const TaggedPartial* slots, std::i
   }
 }
 
+// f(std::integral_constant<int, L>{}) for L = K2 / kThreads, the length of
+// each thread's segment of the chunk tree (1 when K2 <= kThreads; at most 16,
+// as K2 <= kMaxChunks = 4096).
+template <class F>
+__device__ __forceinline__ auto with_segment_length(std::int64_t K2, F&& f) {
+  switch (K2 > kThreads ? K2 / kThreads : 1) {
+    case 16: return f(std::integral_constant<int, 16>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    default: return f(std::integral_constant<int, 1>{});
+  }
+}
+
 // Resident blocks per SM the contiguous reduction is compiled for (strided
 // views are not capped). Uncapped, fp16 took 66 registers, so 3 blocks fit
 // where bf16 (64) had 4. 4 blocks = 64 registers for 2- and 4-byte forward
@@ -501,8 +519,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   if (tid == 0) {
     is_last = false;
     if (tagged) {
-      const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(generation));
-      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(&p.ws->generation) : "memory");
+      cp_async16(generation, &p.ws->generation);
       cp_async_commit();
     }
   }
@@ -702,11 +719,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     unsigned ticket = 0;
     if (last_strided && tid == 0) ticket = atomicAdd(&p.ws->ticket, 1u);
     // §2 lane tree: the thread's V adjacent lanes, then the warp, then (in flush) the warps.
-#pragma unroll
-    for (int s = 1; s < V; s *= 2)
-#pragma unroll
-      for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
-    Acc wv = warp_tree(acc[0]);
+    Acc wv = warp_tree(pairwise_tree(acc));
     if (lane == 0) warp_part[nb][warp] = wv;
     if (tagged && tid == 0) {  // read by all after the next flush's barrier
       if (last_strided) is_last = ticket == gridDim.x - 1;
@@ -762,22 +775,10 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     if constexpr (kTaggable) {
       const TaggedPartial* slots = p.ws->tagged;
       const unsigned long long tag = generation[0] + 1;
-      switch (K2 > kThreads ? K2 / kThreads : 1) {
-        case 16: v = tagged_tree<16>(slots, K, tid, tag); break;
-        case 8: v = tagged_tree<8>(slots, K, tid, tag); break;
-        case 4: v = tagged_tree<4>(slots, K, tid, tag); break;
-        case 2: v = tagged_tree<2>(slots, K, tid, tag); break;
-        default: v = tagged_tree<1>(slots, K, tid, tag); break;
-      }
+      v = with_segment_length(K2, [&](auto L) { return tagged_tree<decltype(L)::value>(slots, K, tid, tag); });
     }
   } else {
-    switch (K2 > kThreads ? K2 / kThreads : 1) {  // kMaxChunks = 4096: at most 16 per thread
-      case 16: v = partials_tree<Acc, 16>(p.partials, K, tid, whole); break;
-      case 8: v = partials_tree<Acc, 8>(p.partials, K, tid, whole); break;
-      case 4: v = partials_tree<Acc, 4>(p.partials, K, tid, whole); break;
-      case 2: v = partials_tree<Acc, 2>(p.partials, K, tid, whole); break;
-      default: v = partials_tree<Acc, 1>(p.partials, K, tid, whole); break;
-    }
+    v = with_segment_length(K2, [&](auto L) { return partials_tree<Acc, decltype(L)::value>(p.partials, K, tid, whole); });
   }
   v = warp_tree(v);
   if (lane == 0) warp_part[0][warp] = v;
@@ -859,11 +860,7 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
     }
   }
   // §2: the thread's V lanes, the warp, then the 8 warps: the chunk partial.
-#pragma unroll
-  for (int s = 1; s < V; s *= 2)
-#pragma unroll
-    for (int v = 0; v + s < V; v += 2 * s) acc[v] = acc_add(acc[v], acc[v + s]);
-  Acc w = warp_tree(acc[0]);
+  Acc w = warp_tree(pairwise_tree(acc));
   if (lane == 0) warp_part[warp] = w;
   __syncthreads();
   if (warp == 0) {
