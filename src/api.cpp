@@ -337,6 +337,7 @@ Problem make_problem(Op op, const TensorView& input, const TensorView& target, c
   p.target = broadcast_operand(target, p.rank, p.shape);
   p.num_threads = options.num_threads;
   p.stream = options.stream;
+  p.programmatic_launch = options.programmatic_launch;
   p.grid_blocks = options.grid_blocks;
   p.algorithm = options.algorithm;
   if (p.algorithm != Algorithm::deterministic) {
@@ -484,6 +485,7 @@ void scale_gradient(const TensorView& grad_input, const TensorView& grad_output,
   p.input = p.grad_input;  // read and written in place
   p.num_threads = options.num_threads;
   p.stream = options.stream;
+  p.programmatic_launch = options.programmatic_launch;
   p.grid_blocks = options.grid_blocks;
   std::vector<Operand*> ew = {&p.input, &p.grad_input};
   if (grad_target.data != nullptr) {
@@ -594,6 +596,7 @@ void finish_partials(const TensorView& partials, std::int64_t global_numel, DTyp
   p.partials = partials.data;
   p.num_threads = options.num_threads;
   p.stream = options.stream;
+  p.programmatic_launch = options.programmatic_launch;
   check_view(out, "out");
   check_device(out, "out", p.device);
   check_loss_dtype(out, "out", p.dtype);

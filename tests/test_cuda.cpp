@@ -14,6 +14,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "late_writer.hpp"
 #include "oracle.hpp"
 
 using namespace mseloss;
@@ -369,6 +370,44 @@ TEST_F(CudaTest, BackToBackLaunchesOfOtherDataAndSizesNeverMixTheirPartials) {
       if (op == Which::fused)
         for (int k = 0; k < 4; ++k) EXPECT_TRUE(dgi[k]->host() == want[k].grad) << where(op, t, sizes[k], Reduction::mean);
     }
+  CUDA_OK(cudaStreamDestroy(s));
+}
+
+TEST_F(CudaTest, AnOverlappedLaunchWaitsForTheKernelThatWritesItsInput) {
+  // Every call here is a programmatic dependent launch (the default
+  // Options::programmatic_launch): its kernel may start while the kernel
+  // before it in the stream still runs. That kernel here lets it start at
+  // once and writes x only after 200 us, so a library kernel that read x
+  // before waiting for it would read the poison. Sizes for each kernel: the
+  // one-row kernel (1000), a cluster (100003), the persistent reduction and
+  // the elementwise kernels (2^22 + 3).
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  Options o;
+  o.stream = s;
+  ASSERT_TRUE(o.programmatic_launch);
+  for (DType t : {DType::f32, DType::bf16})
+    for (Which op : {Which::forward, Which::backward, Which::fused})
+      for (Reduction r : {Reduction::mean, Reduction::none})
+        for (std::int64_t n : {std::int64_t{1000}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3}) {
+          const auto x = random_tensor(t, n, Dist::normal, 400), y = random_tensor(t, n, Dist::normal, 401);
+          const auto g = upstream(t, n, r);
+          const Outputs want = run_op(Device::cpu, op, t, n, r, x, y, g);
+          const std::size_t lb = r == Reduction::none ? n * es(t) : es(t);
+          Dev src(x), dx(n * es(t)), dy(y), dg(g), dl(lb), dgi(n * es(t)), dgt(n * es(t));
+          o.reduction = r;
+          TensorView xv = on(TensorView::contiguous(nullptr, t, {n}), dx), yv = on(TensorView::contiguous(nullptr, t, {n}), dy);
+          TensorView lv = on(r == Reduction::none ? TensorView::contiguous(nullptr, t, {n}) : TensorView::scalar(nullptr, t), dl);
+          TensorView gi = on(TensorView::contiguous(nullptr, t, {n}), dgi), gt = on(TensorView::contiguous(nullptr, t, {n}), dgt);
+          TensorView go = on(r == Reduction::none ? TensorView::contiguous(nullptr, t, {n}) : TensorView::scalar(nullptr, t), dg);
+          CUDA_OK(launch_late_copy(dx.ptr, src.ptr, n * es(t), 200000, s));
+          if (op == Which::forward) forward(xv, yv, lv, o);
+          if (op == Which::backward) backward(xv, yv, go, gi, gt, o);
+          if (op == Which::fused) forward_backward(xv, yv, lv, gi, gt, 0.625, o);
+          CUDA_OK(cudaStreamSynchronize(s));
+          const Outputs got{dl.host(), dgi.host(), dgt.host()};
+          expect_same(got, want, op, where(op, t, n, r));
+        }
   CUDA_OK(cudaStreamDestroy(s));
 }
 

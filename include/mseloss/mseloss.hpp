@@ -63,6 +63,12 @@ struct Options {
   int num_threads = 0;                  // CPU: 0 = hardware concurrency
   CUstream_st* stream = nullptr;        // CUDA: stream to launch on (nullptr = legacy default)
   int grid_blocks = 0;                  // CUDA: 0 = persistent grid; >0 forces a grid (tests)
+  // CUDA, sm_90 and later: programmatic dependent launch. The kernel may be
+  // launched while the previous kernel in the stream still runs; it waits for
+  // that kernel to complete (griddepcontrol.wait) before it touches memory, so
+  // stream order is kept and only the launch latency is hidden. false: a plain
+  // launch (for timing without the overlap).
+  bool programmatic_launch = true;
 };
 
 // Every error thrown by mseloss derives from Error. On any error nothing has

@@ -49,6 +49,7 @@ struct Problem {
   int num_threads = 0;
   CUstream_st* stream = nullptr;
   int grid_blocks = 0;
+  bool programmatic_launch = true;
   Algorithm algorithm = Algorithm::deterministic;
 
   bool reduces() const { return reduction != Reduction::none; }

@@ -36,19 +36,22 @@ namespace mseloss::detail::cuda {
 
 // ---- device info and workspace ------------------------------------------------------
 
-int sm_count() {
+// An attribute of the current device, queried once per device.
+int current_device_attribute(cudaDeviceAttr attr) {
   static std::mutex m;
-  static std::map<int, int> cache;
+  static std::map<std::pair<int, int>, int> cache;
   int dev;
   MSELOSS_CUDA_CHECK(cudaGetDevice(&dev));
+  const auto key = std::make_pair(static_cast<int>(attr), dev);
   std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(dev);
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  int sms;
-  MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  cache[dev] = sms;
-  return sms;
+  int value;
+  MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&value, attr, dev));
+  return cache[key] = value;
 }
+
+int sm_count() { return current_device_attribute(cudaDevAttrMultiProcessorCount); }
 
 // One workspace per (device, stream handle). A destroyed stream's handle can
 // be reused by a new stream while the old one's last kernel still runs, and
@@ -59,7 +62,7 @@ int sm_count() {
 // stream's entry as it is. A stream first seen inside a capture (PyTorch
 // captures on a stream of its own) gets its workspace allocated in relaxed
 // capture mode, and the zeroing of its workspace becomes a node of the graph.
-// Each stream ever used keeps 64 KiB until the process ends; the cache frees
+// Each stream ever used keeps 96 KiB until the process ends; the cache frees
 // it all at exit (errors ignored: the runtime may already be gone).
 struct WorkspaceCache {
   struct Entry {
@@ -98,9 +101,11 @@ Workspace* workspace_for(cudaStream_t stream) {
   } else {
     MSELOSS_CUDA_CHECK(cudaMalloc(&ws, sizeof(Workspace)));
   }
-  // Captured, this runs at each replay: every replay starts from a zeroed
-  // workspace, tags and generation alike.
+  // Captured, these run at each replay: every replay starts from a zeroed
+  // workspace with every posted slot empty.
   MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws, 0, sizeof(Workspace), stream));
+  static_assert(kEmptySlot == ~0ull, "posted slots are emptied by a memset of 0xff bytes");
+  MSELOSS_CUDA_CHECK(cudaMemsetAsync(ws->posted, 0xff, sizeof(ws->posted), stream));
   if (it != cache.by_stream.end()) {  // the handle now names another stream
     cache.retired.push_back(it->second.ws);
     it->second = {ws, id};
@@ -134,19 +139,19 @@ __device__ __forceinline__ double get_partial<double>(const DD* slot) { return _
 template <>
 __device__ __forceinline__ DD get_partial<DD>(const DD* slot) { return DD{__ldcg(&slot->hi), __ldcg(&slot->lo)}; }
 
-// fp32 inputs' chunk partials in the workspace: value and tag written by
-// one 16-byte store and read by one 16-byte load, relaxed at GPU scope, so a
-// reader that sees this launch's tag sees the value stored with it (as CUB's
-// decoupled look-back keeps a tile's status and value in one word).
-__device__ __forceinline__ void put_tagged(TaggedPartial* slot, double v, unsigned long long tag) {
-  asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slot), "l"(__double_as_longlong(v)), "l"(tag)
-               : "memory");
+// Workspace::posted slots, written and read whole (8 bytes) and relaxed at
+// GPU scope, so the polling block sees either the empty marker or the
+// partial. A partial with the marker's bits (see kEmptySlot) is posted as
+// the canonical NaN, so a slot once posted never reads as empty.
+__device__ __forceinline__ void post_partial(double* slot, double v) {
+  unsigned long long bits = __double_as_longlong(v);
+  if (bits == kEmptySlot) bits = 0x7ff8000000000000ull;
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slot), "l"(bits) : "memory");
 }
-__device__ __forceinline__ TaggedPartial get_tagged(const TaggedPartial* slot) {
-  long long v;
-  unsigned long long tag;
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v), "=l"(tag) : "l"(slot) : "memory");
-  return TaggedPartial{__longlong_as_double(v), tag};
+__device__ __forceinline__ unsigned long long peek_posted(const double* slot) {
+  unsigned long long bits;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(bits) : "l"(slot) : "memory");
+  return bits;
 }
 
 // The lane tree of one warp (§2): lane 0 ends with the pairwise sum of the
@@ -201,10 +206,6 @@ __device__ __forceinline__ std::uint64_t evict_first_policy() {
 __device__ __forceinline__ void cp_async16(uint4* smem, const void* gmem, std::uint64_t policy) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "l"(policy) : "memory");
-}
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {  // no cache hint
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 template <int kPending>
@@ -376,51 +377,34 @@ __device__ __forceinline__ Acc partials_tree(const DD* partials, std::int64_t K,
   return pairwise_tree(a);
 }
 
-// partials_tree over the tagged slots, for the block that finishes while the
-// last chunks may still be in flight: leaves [t L + k0, t L + k0 + M) of
-// thread t's segment, from slots (k0 + k) kThreads + t. Every load is issued
-// before any is checked, and a slot that does not yet hold this launch's tag
-// is loaded again until it does. Leaves past K are zero and never waited for.
-template <int M>
-__device__ __forceinline__ double tagged_subtree(const TaggedPartial* slots, std::int64_t K, int t, int L, int k0,
-                                                 unsigned long long tag) {
-  const std::int64_t first = static_cast<std::int64_t>(t) * L + k0;
-  double a[M];
-  bool wait[M];
+// partials_tree over the posted slots, for the block that finishes while the
+// last chunks may still be in flight: thread t's segment of L leaves
+// [t L, t L + L), from slots k kThreads + t. All L loads (8 bytes each) are
+// issued before any is checked, and a slot still empty is loaded again until
+// its partial has landed. Then the thread empties the slots it read, for the
+// next launch. Leaves past K are zero and never read.
+template <int L>
+__device__ __forceinline__ double posted_tree(double* slots, std::int64_t K, int t) {
+  const std::int64_t first = static_cast<std::int64_t>(t) * L;
+  unsigned long long bits[L];
 #pragma unroll
-  for (int k = 0; k < M; ++k) {
-    const TaggedPartial s = get_tagged(&slots[(k0 + k) * kThreads + t]);
-    a[k] = first + k < K ? s.value : 0.0;
-    wait[k] = first + k < K && s.tag != tag;
-  }
+  for (int k = 0; k < L; ++k) bits[k] = first + k < K ? peek_posted(&slots[k * kThreads + t]) : 0ull;  // 0: +0.0
   for (;;) {
     bool any = false;
 #pragma unroll
-    for (int k = 0; k < M; ++k) any |= wait[k];
+    for (int k = 0; k < L; ++k) any |= bits[k] == kEmptySlot;
     if (!any) break;
 #pragma unroll
-    for (int k = 0; k < M; ++k) {
-      if (wait[k]) {
-        const TaggedPartial s = get_tagged(&slots[(k0 + k) * kThreads + t]);
-        a[k] = s.value;
-        wait[k] = s.tag != tag;
-      }
-    }
+    for (int k = 0; k < L; ++k)
+      if (bits[k] == kEmptySlot) bits[k] = peek_posted(&slots[k * kThreads + t]);
+  }
+  double a[L];
+#pragma unroll
+  for (int k = 0; k < L; ++k) {
+    a[k] = __longlong_as_double(bits[k]);
+    if (first + k < K) __stcg(reinterpret_cast<unsigned long long*>(&slots[k * kThreads + t]), kEmptySlot);
   }
   return pairwise_tree(a);
-}
-
-// Thread t's segment of L leaves, at most 8 loads in flight (16 bytes each:
-// all 16 at once would not fit the forward passes' 64 registers).
-template <int L>
-__device__ __forceinline__ double tagged_tree(const TaggedPartial* slots, std::int64_t K, int t, unsigned long long tag) {
-  if constexpr (L > 8) {
-    static_assert(L == 16, "kMaxChunks / kThreads");
-    const double lo = tagged_subtree<8>(slots, K, t, L, 0, tag);
-    return acc_add(lo, tagged_subtree<8>(slots, K, t, L, 8, tag));
-  } else {
-    return tagged_subtree<L>(slots, K, t, L, 0, tag);
-  }
 }
 
 // f(std::integral_constant<int, L>{}) for L = K2 / kThreads, the length of
@@ -458,6 +442,10 @@ __device__ __forceinline__ auto with_segment_length(std::int64_t K2, F&& f) {
 // a persistent grid; 8 (a whole chunk of R = 8 rows in one round, 128
 // registers, 2 blocks per SM) when there are no more chunks than SMs, so each
 // block reads its one chunk in a single round trip to memory instead of two.
+// The ring kernels keep kRingStages rows in flight whatever kRows says; for
+// them kRows = 8 marks the single-wave form (no more chunks than SMs), which
+// finishes as the 8-row forward kernels do (posted partials, a fixed
+// finishing block: see mse_reduce_kernel).
 //
 // kShifted: contiguous x and y off 16-byte boundaries (a tensor sliced at an
 // odd offset), each vector cut from two aligned words: twice the load
@@ -496,33 +484,35 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   __shared__ std::int64_t batch_chunk[kDealt ? kBatch : 1];  // the chunk of each batch entry
   __shared__ std::int64_t next_chunk[2];  // double-buffered: one barrier per chunk
   int parity = 0;
+  enter_stream_order();
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const Geometry g = p.geo;
   // One block and few chunks: everything stays in shared memory, no ticket.
   const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
   const bool dealt = kDealt && p.deal_chunks && !single;  // single: no ticket, so nothing would reset the counter
-  // fp32 inputs: partials go to the workspace tagged with this launch, and
-  // the finishing block collects them as they land (see the finish below).
-  // The others take the fenced ticket: fp64's double-double partials do not
-  // fit a 16-byte word with a tag, and for 16-bit inputs the tagged form was
-  // slower (H200: the fused ring pass 0.93 -> 0.80 of a copy at 2^25, bf16
-  // forward 0.96 -> 0.91 of the read probe at 2^26; same registers,
-  // occupancy and ring loop in SASS, cause not found; docs/performance.md,
-  // session 15).
-  constexpr bool kTaggable = std::is_same<T, float>::value;
-  const bool tagged = kTaggable && !single && p.stage == Stage::whole;
-  // The tag (generation + 1) is copied to shared memory by cp.async, which
-  // holds no register while in flight and stalls no warp: the 64-register
-  // forward passes have no room for it across the chunk loop.
-  __shared__ alignas(16) unsigned long long generation[2];
-  if (tid == 0) {
-    is_last = false;
-    if (tagged) {
-      cp_async16(generation, &p.ws->generation);
-      cp_async_commit();
-    }
-  }
+  // Partials posted to slots that the finishing block polls, collecting them
+  // as they land (see the finish below), so no block needs a fence: fp32
+  // inputs, and 16-bit inputs in the single-wave forms (kRows = 8: no more
+  // chunks than SMs, one chunk per block). The others take the fenced ticket.
+  // fp64's double-double partials do not fit one 8-byte slot; in the
+  // persistent 16-bit forms, partials tagged with their launch (session 15's
+  // form of this protocol) were slower (H200: the fused ring pass 0.93 ->
+  // 0.80 of a copy at 2^25, bf16 forward 0.96 -> 0.91 of the read probe at
+  // 2^26; cause not found; docs/performance.md, sessions 15 and 16).
+  //
+  // Which block finishes: in the single-wave forms, the grid's last block,
+  // fixed in advance: it folds its chunk and polls the slots, with no ticket
+  // to take (H200, graph-replayed at 2^20: fp32 forward 5.12 -> 4.84 us,
+  // fused 6.20 -> 5.91; bf16 forward 5.10 -> 4.21, fused 5.61 -> 4.90).
+  // Elsewhere, the block that takes the last ticket: a fixed finisher
+  // measured slower in the persistent grids (fp32 forward at 2^25: 0.97 ->
+  // 0.955 of the read probe). docs/reliability.md says why the fixed
+  // finisher's polling cannot wait forever.
+  constexpr bool kSingleWave = kRows == 8 && !kStrided && !kShifted;
+  constexpr bool kPostable = std::is_same<T, float>::value || (sizeof(T) == 2 && kSingleWave);
+  const bool posted = kPostable && !single && p.stage == Stage::whole;
+  if (tid == 0) is_last = kSingleWave && posted && !dealt && blockIdx.x == gridDim.x - 1;  // else the ticket decides
   C scale = C(0);
   if (kGrad) scale = static_cast<C>(p.host_scale64);
   std::uint64_t policy = 0;
@@ -531,7 +521,6 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   int nb = 0;                   // chunks in the current batch
   std::int64_t batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
   auto flush = [&]() {
-    if (tagged && tid == 0) cp_async_wait<0>();  // the generation has landed (fp32: no ring)
     __syncthreads();
     if (tid < nb) {
       const Acc* w = warp_part[tid];
@@ -543,8 +532,8 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       } else {
         const std::int64_t slot = p.stage == Stage::whole ? partial_slot(static_cast<int>(c), static_cast<int>(g.chunks_pow2))
                                                           : p.chunk_base + c;
-        if constexpr (kTaggable) {
-          if (tagged) put_tagged(&p.ws->tagged[slot], v, generation[0] + 1);
+        if constexpr (kPostable) {
+          if (posted) post_partial(&p.ws->posted[slot], v);
           else put_partial(&p.partials[slot], v);
         } else {
           put_partial(&p.partials[slot], v);
@@ -707,7 +696,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
         }
       }
     }
-    // Tagged partials: the block takes its ticket once its last chunk's rows
+    // Posted partials: the block takes its ticket once its last chunk's rows
     // are folded, so the block with the last ticket knows that every other
     // block has folded its last rows, and can collect the partials as they
     // land. Taken here, not as the chunk starts: held across the chunk's
@@ -715,13 +704,13 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
     // Its round trip overlaps the lane tree. Dealt chunks need no ticket: the
     // dealer's K requests are one per chunk, and the block whose request came
     // back K - 1 asked last (below).
-    const bool last_strided = tagged && !dealt && c + gridDim.x >= p.local_chunks;
+    const bool last_strided = !kSingleWave && posted && !dealt && c + gridDim.x >= p.local_chunks;
     unsigned ticket = 0;
     if (last_strided && tid == 0) ticket = atomicAdd(&p.ws->ticket, 1u);
     // §2 lane tree: the thread's V adjacent lanes, then the warp, then (in flush) the warps.
     Acc wv = warp_tree(pairwise_tree(acc));
     if (lane == 0) warp_part[nb][warp] = wv;
-    if (tagged && tid == 0) {  // read by all after the next flush's barrier
+    if (posted && tid == 0) {  // read by all after the next flush's barrier
       if (last_strided) is_last = ticket == gridDim.x - 1;
       if (dealt && gridDim.x + dealt_next >= p.local_chunks) is_last = dealt_next == p.local_chunks - 1;
     }
@@ -745,14 +734,11 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
           static_cast<OC>(finish(g.chunks == 1 ? chunk_part[0] : acc_zero<Acc>(), p.global_n, p.mean)));
     return;
   }
-  if (tagged) {
+  if (posted) {
     // A block with no chunk (a grid of whole waves per SM can exceed K)
     // takes its ticket now: the finisher is the block with the last of all
     // gridDim.x tickets.
-    if (tid == 0) {
-      if (blockIdx.x >= p.local_chunks) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
-      cp_async_wait<0>();  // the generation, for a block that flushed nothing
-    }
+    if (!kSingleWave && tid == 0 && blockIdx.x >= p.local_chunks) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!is_last) return;
   } else if (!single && p.stage == Stage::whole) {
@@ -771,11 +757,10 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   Acc v;
   if (single || K == 0) {
     v = tid < K ? chunk_part[tid] : acc_zero<Acc>();  // K <= kBatch: one leaf per thread
-  } else if (tagged) {
-    if constexpr (kTaggable) {
-      const TaggedPartial* slots = p.ws->tagged;
-      const unsigned long long tag = generation[0] + 1;
-      v = with_segment_length(K2, [&](auto L) { return tagged_tree<decltype(L)::value>(slots, K, tid, tag); });
+  } else if (posted) {
+    if constexpr (kPostable) {
+      double* slots = p.ws->posted;
+      v = with_segment_length(K2, [&](auto L) { return posted_tree<decltype(L)::value>(slots, K, tid); });
     }
   } else {
     v = with_segment_length(K2, [&](auto L) { return partials_tree<Acc, decltype(L)::value>(p.partials, K, tid, whole); });
@@ -792,7 +777,6 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
       if (!single && p.stage == Stage::whole) {
         p.ws->ticket = 0;  // every block has taken its ticket (and its last chunk): reset for the next launch
         p.ws->next_chunk = 0;
-        if (tagged) p.ws->generation = generation[0] + 1;  // this launch's tags are now stale
       }
     }
   }
@@ -817,6 +801,7 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
   constexpr int V = Pack<T>::V;
   __shared__ Acc warp_part[kWarps];
   __shared__ Acc chunk_partial;
+  enter_stream_order();
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * p.geo.chunk;
   const int n = static_cast<int>(min(p.geo.chunk, p.n - start));  // this chunk's elements
@@ -898,6 +883,7 @@ template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted =
 __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   constexpr int V = Pack<T>::V;
+  enter_stream_order();
   C scale = C(0);
   if (kMode == Ew::grad_device_scalar)
     scale = static_cast<C>(grad_scale64(load_scalar(p.grad_output, p.grad_output_dtype), p.n, p.mean));
@@ -1033,6 +1019,7 @@ template <class T, bool kStrided>
 __global__ void __launch_bounds__(kThreads) mse_scale_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
   constexpr int V = Pack<T>::V;
+  enter_stream_order();
   const C g = static_cast<C>(load_scalar(p.grad_output, p.grad_output_dtype));
   if (g == C(1)) return;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * V;
@@ -1119,22 +1106,36 @@ int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
   return static_cast<int>(b * sms);
 }
 
-// A launch of `blocks` blocks of kThreads threads as one thread-block cluster.
-struct ClusterLaunch {
+// A launch of `grid` blocks of kThreads threads: as one thread-block cluster
+// of `cluster` blocks where cluster > 0, and with programmatic dependent
+// launch (see enter_stream_order) where `programmatic` asks for it and the
+// device has it (sm_90 and later).
+struct Launch {
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attr{};
-  ClusterLaunch(int blocks, cudaStream_t stream) {
-    cfg.gridDim = dim3(blocks);
+  cudaLaunchAttribute attrs[2]{};
+  Launch(int grid, int smem, cudaStream_t stream, bool programmatic, int cluster = 0) {
+    cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(kThreads);
+    cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = blocks;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
+    cfg.attrs = attrs;
+    if (cluster > 0) {
+      cudaLaunchAttribute& a = attrs[cfg.numAttrs++];
+      a.id = cudaLaunchAttributeClusterDimension;
+      a.val.clusterDim.x = cluster;
+      a.val.clusterDim.y = 1;
+      a.val.clusterDim.z = 1;
+    }
+    if (programmatic && current_device_attribute(cudaDevAttrComputeCapabilityMajor) >= 9) {
+      cudaLaunchAttribute& a = attrs[cfg.numAttrs++];
+      a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      a.val.programmaticStreamSerializationAllowed = 1;
+    }
   }
-  ClusterLaunch(const ClusterLaunch&) = delete;  // cfg points at attr
+  Launch(const Launch&) = delete;  // cfg points at attrs
+  void operator()(Kernel kernel, const KernelParams& kp) const {
+    MSELOSS_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, kp));
+  }
 };
 
 // Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here:
@@ -1146,7 +1147,7 @@ bool cluster_launchable(Kernel kernel) {
     MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     if (major < 9) return false;
     MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    const ClusterLaunch launch(kMaxClusterChunks, nullptr);
+    const Launch launch(kMaxClusterChunks, 0, nullptr, false, kMaxClusterChunks);
     int clusters = 0;
     MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &launch.cfg));
     return clusters > 0;
@@ -1157,18 +1158,16 @@ bool cluster_launchable(Kernel kernel) {
 // one block per chunk, the K blocks one cluster. False where clusters of that
 // size cannot run (before sm_90), and the caller takes the persistent kernel.
 template <class T, class OutT, bool kGrad>
-bool launch_few_chunks(const KernelParams& kp, cudaStream_t stream) {
+bool launch_few_chunks(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
   auto kernel = mse_few_chunks_kernel<T, OutT, kGrad>;
   const int K = static_cast<int>(std::max<std::int64_t>(kp.geo.chunks, 1));
   if (K == 1) {
     if (kp.n <= kp.geo.lanes) kernel = mse_few_chunks_kernel<T, OutT, kGrad, 1>;
-    kernel<<<1, kThreads, 0, stream>>>(kp);
-    MSELOSS_CUDA_CHECK(cudaGetLastError());
+    Launch(1, 0, stream, p.programmatic_launch)(kernel, kp);
     return true;
   }
   if (!cluster_launchable(kernel)) return false;
-  const ClusterLaunch launch(K, stream);
-  MSELOSS_CUDA_CHECK(cudaLaunchKernelEx(&launch.cfg, kernel, kp));
+  Launch(K, 0, stream, p.programmatic_launch, K)(kernel, kp);
   return true;
 }
 
@@ -1179,7 +1178,7 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   // the persistent kernel, so its small-K paths stay exercised.
   if constexpr (!kStrided)
     if (kp.vec && p.stage == Stage::whole && p.grid_blocks == 0 && kp.geo.chunks <= kMaxClusterChunks)
-      if (launch_few_chunks<T, OutT, kGrad>(kp, stream)) return;
+      if (launch_few_chunks<T, OutT, kGrad>(kp, p, stream)) return;
   if (p.stage == Stage::whole) {  // the ticket, the chunk dealer and the partials
     kp.ws = workspace_for(stream);
     kp.partials = kp.ws->partials;
@@ -1191,7 +1190,8 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
     // The 16-bit fused pass: its rows through the ring (see
     // kReduceBlocksPerSm), which also keeps a one-chunk block's 8 rows in flight.
     if (kp.vec) {
-      kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, false, true>;
+      kernel = kp.local_chunks <= sms ? mse_reduce_kernel<T, OutT, kStrided, kGrad, 8, false, true>
+                                      : mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, false, true>;
       smem = kRingBytes;
     }
   } else if constexpr (!kStrided) {
@@ -1207,8 +1207,7 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   // chunk, and asking the counter would only add its round trip and a
   // barrier (fused fp32 at 2^18, 32 chunks: 4.41 -> 4.63 us graph-replayed).
   kp.deal_chunks = kGrad && !kStrided && p.stage == Stage::whole && kp.local_chunks > grid;
-  kernel<<<grid, kThreads, smem, stream>>>(kp);
-  MSELOSS_CUDA_CHECK(cudaGetLastError());
+  Launch(grid, smem, stream, p.programmatic_launch)(kernel, kp);
 }
 
 template <class T, class OutT, class G, bool kStrided, Ew kMode>
@@ -1220,8 +1219,7 @@ void launch_elementwise(const KernelParams& kp, const Problem& p, cudaStream_t s
   const std::int64_t tiles = (kp.n + kThreads * Pack<T>::V * 4 - 1) / (kThreads * Pack<T>::V * 4);
   std::int64_t grid = std::min<std::int64_t>(tiles, max_resident_blocks(kernel));
   if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
-  kernel<<<static_cast<int>(grid), kThreads, 0, stream>>>(kp);
-  MSELOSS_CUDA_CHECK(cudaGetLastError());
+  Launch(static_cast<int>(grid), 0, stream, p.programmatic_launch)(kernel, kp);
 }
 
 template <class T, class OutT, class G, bool kStrided>
@@ -1247,8 +1245,7 @@ void launch_scale(const Problem& p, const KernelParams& kp, cudaStream_t stream)
   const std::int64_t vecs = (kp.n + Pack<T>::V - 1) / Pack<T>::V;
   std::int64_t grid = std::min<std::int64_t>((vecs + kThreads - 1) / kThreads, max_resident_blocks(kernel));
   if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
-  kernel<<<static_cast<int>(grid), kThreads, 0, stream>>>(kp);
-  MSELOSS_CUDA_CHECK(cudaGetLastError());
+  Launch(static_cast<int>(grid), 0, stream, p.programmatic_launch)(kernel, kp);
 }
 
 template <class T>

@@ -24,30 +24,29 @@ constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
 constexpr int kMaxClusterChunks = 16;  // up to this many chunks: one cluster, no ticket (the largest non-portable cluster)
 
-// A chunk partial of fp32 inputs and the launch that wrote it, stored and
-// loaded as one 16-byte word (so a reader sees both or neither).
-struct TaggedPartial {
-  double value;
-  unsigned long long tag;
-};
+// The bits of an empty slot of Workspace::posted: all ones, a NaN. Partials
+// come from fp32 or 16-bit inputs, so a NaN partial is the canonical NaN or
+// carries an input's payload, whose low 29 bits are zero; post_partial still
+// stores a partial with these bits as another NaN, so that a posted slot can
+// never read as empty.
+constexpr unsigned long long kEmptySlot = ~0ull;
 
 // Scratch memory of one (device, stream): the chunk partials, the ticket
 // counter that picks the block which finishes the reduction, and the counter
 // that deals chunks to the fused pass's blocks. The block that takes the last
-// ticket resets both, so they are zero between launches. fp32 inputs'
-// partials carry the tag `generation + 1` of the launch that wrote them; the
-// finishing block advances `generation`, so older tags never match.
+// ticket resets both, so they are zero between launches.
+//
+// `posted` holds the chunk partials of the launches whose finishing block
+// collects them as they land (fp32 inputs; 16-bit inputs in the single-wave
+// kernels): a slot is kEmptySlot until its partial is posted, and the
+// finishing block empties every slot it has read, so all are empty between
+// launches (see mse_reduce_kernel).
 struct Workspace {
-  union {
-    DD partials[kMaxChunks];           // fp64 inputs; 16-bit inputs (hi only); the comparison algorithms
-    TaggedPartial tagged[kMaxChunks];  // fp32 inputs
-  };
+  DD partials[kMaxChunks];  // fp64 inputs; 16-bit inputs (hi only); the comparison algorithms
+  double posted[kMaxChunks];
   unsigned int ticket;
   unsigned int next_chunk;
   float atomic_sum;  // the comparison algorithms' fp32 accumulator
-  float pad_;
-  alignas(16) unsigned long long generation;  // launches finished through the tagged partials
-  unsigned long long pad2_;                   // generation is read as a 16-byte cp.async
 };
 
 // The workspace for the current device and `stream`, created (and zeroed in
@@ -88,6 +87,21 @@ struct KernelParams {
   Strides xs, ys, outs, gis, gts, gos;
   Workspace* ws;
 };
+
+// Programmatic dependent launch (Options::programmatic_launch; sm_90 and
+// later). Every kernel of the library calls this before its first access to
+// global memory. It waits until the previous kernel in the stream has
+// completed and its writes are visible (a no-op for a plain launch), so
+// stream order holds; then it lets the next kernel launch, so that kernel's
+// blocks can be placed while this one runs. A trigger counts once every block
+// has given it, so the next kernel's blocks never take the place of one of
+// this kernel's (the finishing block may wait for all the others).
+__device__ __forceinline__ void enter_stream_order() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
 
 // Element offset of logical index i, row-major over shape.
 __device__ __forceinline__ std::int64_t offset_of(const KernelParams& p, const Strides& st, std::int64_t i) {

@@ -25,6 +25,7 @@ struct Config {
   int num_threads = 0;
   int grid_blocks = 0;        // CUDA: force a grid (0 = the library's choice)
   int misalign = 0;           // CUDA: input and target start this many elements past a 16-byte boundary
+  bool programmatic_launch = true;  // CUDA: the library's kernels and the read probe alike (Options::programmatic_launch)
   int min_runs = 20;          // timed runs per measurement (median is reported)
   double min_seconds = 0.05;  // ... and at least this long in total
   bool progress = true;       // a progress line on stderr

@@ -46,7 +46,13 @@ using detail::Traits;
 // The read probe: a grid-strided loop of 16-byte loads over both arrays, four
 // of each in flight per thread, keeping only an xor of the words (so nothing
 // is optimised away). It does no arithmetic: the practical read ceiling.
+// Launched as the library launches its kernels (Config::programmatic_launch),
+// so that the ratio compares like with like.
 __global__ void read_probe_kernel(const uint4* x, const uint4* y, std::int64_t n_vec, unsigned* sink) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
   constexpr int U = 4;
   unsigned acc = 0;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
@@ -231,11 +237,22 @@ std::vector<Row> run_cuda(const Config& c) {
       BENCH_CHECK(cudaStreamSynchronize(s));
       std::size_t rot = 0;
       auto next = [&] { rot = (rot + 1) % sets; };
+      int cc_major = 0;
+      BENCH_CHECK(cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0));
       const double probe_us = time_events(c, s, [&](cudaStream_t st) {
         next();
-        read_probe_kernel<<<sms * 4, 256, 0, st>>>(reinterpret_cast<const uint4*>(xs[rot]),
-                                                   reinterpret_cast<const uint4*>(ys[rot]),
-                                                   static_cast<std::int64_t>(bytes / 16), sink);
+        cudaLaunchConfig_t cfg{};
+        cfg.gridDim = dim3(sms * 4);
+        cfg.blockDim = dim3(256);
+        cfg.stream = st;
+        cudaLaunchAttribute attr{};
+        attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attr.val.programmaticStreamSerializationAllowed = 1;
+        cfg.attrs = &attr;
+        cfg.numAttrs = c.programmatic_launch && cc_major >= 9 ? 1 : 0;
+        BENCH_CHECK(cudaLaunchKernelEx(&cfg, read_probe_kernel, reinterpret_cast<const uint4*>(xs[rot]),
+                                       reinterpret_cast<const uint4*>(ys[rot]), static_cast<std::int64_t>(bytes / 16),
+                                       sink));
       });
       const double copy_us_per_byte = time_events(c, s, [&](cudaStream_t st) {
         next();
@@ -266,6 +283,7 @@ std::vector<Row> run_cuda(const Config& c) {
             o.algorithm = algo;
             o.stream = s;
             o.grid_blocks = c.grid_blocks;
+            o.programmatic_launch = c.programmatic_launch;
             auto call = [&](cudaStream_t) {
               next();
               TensorView xv = TensorView::contiguous(xs[rot] + shift, t, {n}, Device::cuda);

@@ -294,6 +294,9 @@ int main(int argc, char** argv) {
   int b_misalign = 0;
   bench->add_option("--misalign", b_misalign, "CUDA: offset input and target by this many elements from 16-byte alignment")
       ->check(CLI::Range(0, 15));
+  bool b_plain_launch = false;
+  bench->add_flag("--plain-launch", b_plain_launch,
+                  "CUDA: launch the library's kernels and the read probe without programmatic dependent launch");
   bench->add_option("--runs", b_runs, "timed runs per point (median reported)")->capture_default_str();
   bench->add_option("--csv", b_csv, "also write the table as CSV");
   bench->add_option("--json", b_json, "also write the table as JSON");
@@ -315,12 +318,14 @@ int main(int argc, char** argv) {
     c.num_threads = b_threads;
     c.grid_blocks = b_grid;
     c.misalign = b_misalign;
+    c.programmatic_launch = !b_plain_launch;
     c.min_runs = b_runs;
     c.progress = isatty(2);  // a progress line only on a terminal
     std::printf("# mseloss bench: device %s, %d CPU threads\n", to_string(c.device),
                 b_threads > 0 ? b_threads : default_num_threads());
     if (b_grid > 0) std::printf("# grid forced to %d blocks\n", b_grid);
     if (b_misalign > 0) std::printf("# input and target misaligned by %d elements\n", b_misalign);
+    if (b_plain_launch) std::printf("# plain launches (no programmatic dependent launch)\n");
     auto rows = bench::run(c);
     bench::print_table(rows);
     if (!b_csv.empty()) bench::write_csv(rows, b_csv);
