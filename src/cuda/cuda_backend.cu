@@ -5,11 +5,13 @@
 // block owns lanes [V t, V t + V) of every row (one 16-byte vector), so a
 // chunk's lane tree is: within the thread, across the warp by shuffles, and
 // across the 8 warps in shared memory. Chunk partials go to a workspace; the
-// block that takes the last ticket evaluates the chunk tree and writes the
-// loss. For fp32 inputs each partial carries its launch's tag, so that block
-// needs no fence and collects the partials as they land. Which block
-// computes a chunk never changes its value, so the bits
-// depend on the data alone. The fused pass takes its chunks from a counter
+// block that takes the last ticket (or, in a grid of one wave, the grid's
+// last block) evaluates the chunk tree and writes the loss. For fp32 inputs
+// (and 16-bit ones in one wave) partials are posted to slots that this block
+// polls, so no block needs a fence and the partials are collected as they
+// land. Which block computes a chunk never changes its value, so the bits
+// depend on the data alone. Every kernel is launched with programmatic
+// dependent launch where the device has it (enter_stream_order). The fused pass takes its chunks from a counter
 // instead of striding, and its 16-bit form brings rows in through a ring of
 // shared-memory slots (cp.async) instead of registers (kRing). Up to 16
 // chunks, mse_few_chunks_kernel runs one block per chunk, the blocks one
