@@ -10,12 +10,15 @@
 // (and 16-bit ones in one wave) partials are posted to slots that this block
 // polls, so no block needs a fence and the partials are collected as they
 // land. Which block computes a chunk never changes its value, so the bits
-// depend on the data alone. Every kernel is launched with programmatic
-// dependent launch where the device has it (enter_stream_order). The fused pass takes its chunks from a counter
+// depend on the data alone. The fused pass takes its chunks from a counter
 // instead of striding, and its 16-bit form brings rows in through a ring of
 // shared-memory slots (cp.async) instead of registers (kRing). Up to 16
 // chunks, mse_few_chunks_kernel runs one block per chunk, the blocks one
 // thread-block cluster, with no workspace and no ticket.
+//
+// Every kernel is launched with programmatic dependent launch where the
+// device has it, and orders itself after the previous kernel of its stream
+// (enter_stream_order).
 //
 // mse_elementwise_kernel (none, backward, forward_backward with none): a
 // grid-strided loop over 16-byte vectors.

@@ -33,8 +33,8 @@ constexpr unsigned long long kEmptySlot = ~0ull;
 
 // Scratch memory of one (device, stream): the chunk partials, the ticket
 // counter that picks the block which finishes the reduction, and the counter
-// that deals chunks to the fused pass's blocks. The block that takes the last
-// ticket resets both, so they are zero between launches.
+// that deals chunks to the fused pass's blocks. The finishing block resets
+// both, so they are zero between launches.
 //
 // `posted` holds the chunk partials of the launches whose finishing block
 // collects them as they land (fp32 inputs; 16-bit inputs in the single-wave
@@ -42,7 +42,7 @@ constexpr unsigned long long kEmptySlot = ~0ull;
 // finishing block empties every slot it has read, so all are empty between
 // launches (see mse_reduce_kernel).
 struct Workspace {
-  DD partials[kMaxChunks];  // fp64 inputs; 16-bit inputs (hi only); the comparison algorithms
+  DD partials[kMaxChunks];  // fp64 inputs; 16-bit inputs in persistent grids (hi only); the comparison algorithms
   double posted[kMaxChunks];
   unsigned int ticket;
   unsigned int next_chunk;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/numerics.hpp"
+#include "cuda/cuda_common.cuh"
 #include "mseloss/bench.hpp"
 
 namespace mseloss::bench {
@@ -49,10 +50,7 @@ using detail::Traits;
 // Launched as the library launches its kernels (Config::programmatic_launch),
 // so that the ratio compares like with like.
 __global__ void read_probe_kernel(const uint4* x, const uint4* y, std::int64_t n_vec, unsigned* sink) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  detail::cuda::enter_stream_order();
   constexpr int U = 4;
   unsigned acc = 0;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
