@@ -13,6 +13,7 @@
 #include <thread>
 #include <atomic>
 #include <mutex>
+#include <vector>
 
 #include "late_writer.hpp"
 #include "oracle.hpp"
@@ -166,27 +167,33 @@ TEST_F(CudaTest, IdenticalBitsToTheCpuForEveryDtypeReductionAndSize) {
       }
 }
 
-// Up to 16 chunks the reduction runs one block per chunk (a thread-block
-// cluster, no ticket); from 17 on, the persistent kernel with its ticket.
-// Both sides of that line, with whole chunks and with a last chunk that ends
-// in a partial vector.
+// Up to 8 chunks the reduction runs one block per chunk (a thread-block
+// cluster, no ticket); from 9 on, one block per chunk of the single-wave
+// kernel with posted partials. One chunk takes a form of 1, 2, 4 or 8 rows.
+// Both sides of each line, with whole chunks and rows and with a last chunk
+// that ends in a partial vector.
 TEST_F(CudaTest, ChunkCountsAroundTheClusterLimitGiveTheCpuBits) {
   std::uint64_t seed = 500;
   for (DType t : kDTypes) {
-    const std::int64_t chunk = 8 * 4096 / static_cast<std::int64_t>(es(t));  // R = 8 rows of 4096 bytes (§2)
-    for (std::int64_t k : {1, 2, 3, 15, 16, 17})
-      for (std::int64_t n : {k * chunk, (k - 1) * chunk + chunk / 2 + 3}) {
-        if (n > max_test_n()) continue;
-        auto x = random_tensor(t, n, Dist::normal, ++seed), y = random_tensor(t, n, Dist::uniform, ++seed);
-        for (Reduction r : {Reduction::mean, Reduction::sum}) {
-          auto g = upstream(t, n, r);
-          for (Which op : {Which::forward, Which::fused}) {
-            auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
-            auto gpu = run_op(Device::cuda, op, t, n, r, x, y, g);
-            expect_same(cpu, gpu, op, where(op, t, n, r));
-          }
+    const std::int64_t row = 4096 / static_cast<std::int64_t>(es(t));  // W (§2)
+    const std::int64_t chunk = 8 * row;                                 // R = 8 rows
+    std::vector<std::int64_t> sizes = {row, row + 3, 2 * row, 2 * row + 5, 4 * row, 4 * row + 7};
+    for (std::int64_t k : {1, 2, 3, 8, 9, 16, 17}) {
+      sizes.push_back(k * chunk);
+      sizes.push_back((k - 1) * chunk + chunk / 2 + 3);
+    }
+    for (std::int64_t n : sizes) {
+      if (n > max_test_n()) continue;
+      auto x = random_tensor(t, n, Dist::normal, ++seed), y = random_tensor(t, n, Dist::uniform, ++seed);
+      for (Reduction r : {Reduction::mean, Reduction::sum}) {
+        auto g = upstream(t, n, r);
+        for (Which op : {Which::forward, Which::fused}) {
+          auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
+          auto gpu = run_op(Device::cuda, op, t, n, r, x, y, g);
+          expect_same(cpu, gpu, op, where(op, t, n, r));
         }
       }
+    }
   }
 }
 

@@ -6,13 +6,13 @@
 // chunk's lane tree is: within the thread, across the warp by shuffles, and
 // across the 8 warps in shared memory. Chunk partials go to a workspace; the
 // block that takes the last ticket (or, in a grid of one wave, the grid's
-// last block) evaluates the chunk tree and writes the loss. For fp32 inputs
-// (and 16-bit ones in one wave) partials are posted to slots that this block
-// polls, so no block needs a fence and the partials are collected as they
-// land. Which block computes a chunk never changes its value, so the bits
-// depend on the data alone. The fused pass takes its chunks from a counter
+// last block) evaluates the chunk tree and writes the loss. For fp32 and
+// 16-bit inputs partials are posted to slots that this block polls, so no
+// block needs a fence and the partials are collected as they land (fp64
+// partials take a fenced ticket). Which block computes a chunk never changes
+// its value, so the bits depend on the data alone. The fused pass takes its chunks from a counter
 // instead of striding, and its 16-bit form brings rows in through a ring of
-// shared-memory slots (cp.async) instead of registers (kRing). Up to 16
+// shared-memory slots (cp.async) instead of registers (kRing). Up to 8
 // chunks, mse_few_chunks_kernel runs one block per chunk, the blocks one
 // thread-block cluster, with no workspace and no ticket.
 //
@@ -497,14 +497,13 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   const bool single = p.stage == Stage::whole && gridDim.x == 1 && g.chunks <= kBatch;
   const bool dealt = kDealt && p.deal_chunks && !single;  // single: no ticket, so nothing would reset the counter
   // Partials posted to slots that the finishing block polls, collecting them
-  // as they land (see the finish below), so no block needs a fence: fp32
-  // inputs, and 16-bit inputs in the single-wave forms (kRows = 8: no more
-  // chunks than SMs, one chunk per block). The others take the fenced ticket.
-  // fp64's double-double partials do not fit one 8-byte slot; in the
-  // persistent 16-bit forms, partials tagged with their launch (session 15's
-  // form of this protocol) were slower (H200: the fused ring pass 0.93 ->
-  // 0.80 of a copy at 2^25, bf16 forward 0.96 -> 0.91 of the read probe at
-  // 2^26; cause not found; docs/performance.md, sessions 15 and 16).
+  // as they land (see the finish below), so no block needs a fence: fp32 and
+  // 16-bit inputs. fp64 inputs take the fenced ticket: their double-double
+  // partials do not fit one 8-byte slot. Posting shortened the persistent
+  // 16-bit kernels once the chunk index below was 32-bit (H200, forward at
+  // 2^25: bf16 36.3 -> 35.2 us, fp16 36.2 -> 35.1); with a 64-bit index, the
+  // posted bf16 forward kernel spilled in its row loop under its 64-register
+  // cap (ncu at 2^26: 16.8 MB of local loads and stores, 68.3 -> 73.6 us).
   //
   // Which block finishes: in the single-wave forms, the grid's last block,
   // fixed in advance: it folds its chunk and polls the slots, with no ticket
@@ -515,7 +514,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   // 0.955 of the read probe). docs/reliability.md says why the fixed
   // finisher's polling cannot wait forever.
   constexpr bool kSingleWave = kRows == 8 && !kStrided && !kShifted;
-  constexpr bool kPostable = std::is_same<T, float>::value || (sizeof(T) == 2 && kSingleWave);
+  constexpr bool kPostable = !std::is_same<T, double>::value;
   const bool posted = kPostable && !single && p.stage == Stage::whole;
   if (tid == 0) is_last = kSingleWave && posted && !dealt && blockIdx.x == gridDim.x - 1;  // else the ticket decides
   C scale = C(0);
@@ -524,7 +523,7 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   if constexpr (kRing) policy = evict_first_policy();
 
   int nb = 0;                   // chunks in the current batch
-  std::int64_t batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
+  int batch_base = 0;          // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
   auto flush = [&]() {
     __syncthreads();
     if (tid < nb) {
@@ -552,8 +551,8 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 
   // The chunks this call walks: all K for Stage::whole, a shard's for
   // Stage::partials (local indices; chunk_base places their partials), none
-  // for Stage::finish.
-  for (std::int64_t c = blockIdx.x; c < p.local_chunks;) {
+  // for Stage::finish. Fewer than kMaxChunks: a 32-bit index (see kPostable).
+  for (int c = blockIdx.x; c < static_cast<int>(p.local_chunks);) {
     // Every block starts at chunk blockIdx.x; the counter deals chunks from
     // gridDim.x on. Asked now, used after this chunk: its latency is hidden.
     unsigned dealt_next = 0;
@@ -793,11 +792,12 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 // partials from its peers' shared memory and finishes: no workspace, no
 // global fence and no ticket. K = 1 is a single block (no cluster).
 //
-// kRows = 1 is the one-row form, for N <= W (one chunk of one row): the same
-// code with the 7 other rows' loads and folds compiled out, so the one
-// block's serial path is shorter (H200, graph-replayed at N = 1024: 1.77 ->
-// 1.59 us fp32, the fused pass 1.85 -> 1.62; the 8-row form steps over the
-// absent rows by uniform branches).
+// kRows = 1, 2, 4 are the forms for one chunk of that many rows (N <= W,
+// 2 W, 4 W): the same code with the other rows' loads and folds compiled
+// out, so the one block's serial path is shorter (H200, graph-replayed: at
+// N = 1024, 1.77 -> 1.59 us fp32, the fused pass 1.85 -> 1.62; at N = 4096,
+// 1.58 -> 1.51 fp32, 1.62 -> 1.44 bf16; the 8-row form steps over the absent
+// rows by uniform branches).
 template <class T, class OutT, bool kGrad, int kRows = kMinRows>
 __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelParams p) {
   using C = typename Traits<T>::Compute;
@@ -868,7 +868,7 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
   if (tid == 0) chunk_partial = w;
   cluster.sync();  // every chunk partial is written (release/acquire at cluster scope)
   if (blockIdx.x == 0 && warp == 0) {
-    // §2 chunk tree over K2 <= 16 leaves (zeros past K), by shuffles in lane order.
+    // §2 chunk tree over K2 <= 8 leaves (zeros past K), by shuffles in lane order.
     const int K = static_cast<int>(gridDim.x);
     Acc v = lane < K ? *cluster.map_shared_rank(&chunk_partial, lane) : acc_zero<Acc>();
     for (int off = 1; off < static_cast<int>(p.geo.chunks_pow2); off *= 2) v = acc_add(v, shfl_down(v, off));
@@ -1143,15 +1143,13 @@ struct Launch {
   }
 };
 
-// Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here:
-// clusters need sm_90 or later, and more than 8 blocks the non-portable size
-// attribute (set here, once per kernel and device).
+// Whether `kernel` runs as one cluster of kMaxClusterChunks blocks here
+// (clusters need sm_90 or later).
 bool cluster_launchable(Kernel kernel) {
   return per_kernel_and_device(kernel, [](Kernel k, int dev) {
     int major = 0;
     MSELOSS_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
     if (major < 9) return false;
-    MSELOSS_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     const Launch launch(kMaxClusterChunks, 0, nullptr, false, kMaxClusterChunks);
     int clusters = 0;
     MSELOSS_CUDA_CHECK(cudaOccupancyMaxActiveClusters(&clusters, k, &launch.cfg));
@@ -1167,7 +1165,10 @@ bool launch_few_chunks(const KernelParams& kp, const Problem& p, cudaStream_t st
   auto kernel = mse_few_chunks_kernel<T, OutT, kGrad>;
   const int K = static_cast<int>(std::max<std::int64_t>(kp.geo.chunks, 1));
   if (K == 1) {
+    // As many rows as the tensor has (N <= 4 W): a shorter serial path.
     if (kp.n <= kp.geo.lanes) kernel = mse_few_chunks_kernel<T, OutT, kGrad, 1>;
+    else if (kp.n <= 2 * kp.geo.lanes) kernel = mse_few_chunks_kernel<T, OutT, kGrad, 2>;
+    else if (kp.n <= 4 * kp.geo.lanes) kernel = mse_few_chunks_kernel<T, OutT, kGrad, 4>;
     Launch(1, 0, stream, p.programmatic_launch)(kernel, kp);
     return true;
   }
@@ -1178,9 +1179,10 @@ bool launch_few_chunks(const KernelParams& kp, const Problem& p, cudaStream_t st
 
 template <class T, class OutT, bool kStrided, bool kGrad>
 void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
-  // Up to 16 chunks (N <= 16 C: 2^17 fp32, 2^18 16-bit): a block per chunk,
-  // no ticket and no workspace (a cluster where there are several). A forced grid (tests) takes
-  // the persistent kernel, so its small-K paths stay exercised.
+  // Up to 8 chunks (N <= 8 C: 2^16 fp32, 2^17 16-bit): a block per chunk, no
+  // ticket and no workspace (a cluster where there are several). A forced
+  // grid (tests) takes the persistent kernel, so its small-K paths stay
+  // exercised.
   if constexpr (!kStrided)
     if (kp.vec && p.stage == Stage::whole && p.grid_blocks == 0 && kp.geo.chunks <= kMaxClusterChunks)
       if (launch_few_chunks<T, OutT, kGrad>(kp, p, stream)) return;

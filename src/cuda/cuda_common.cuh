@@ -22,7 +22,12 @@ namespace mseloss::detail::cuda {
 constexpr int kThreads = kRowThreads;  // 256: one row is 256 threads x 16 bytes (§2)
 constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
-constexpr int kMaxClusterChunks = 16;  // up to this many chunks: one cluster, no ticket (the largest non-portable cluster)
+// Up to this many chunks: one block per chunk, the blocks one cluster, no
+// ticket (mse_few_chunks_kernel). From 9 to 16 chunks the single-wave kernel
+// is faster (H200, graph-replayed at 16 chunks: fp32 forward 3.41 -> 2.97 us,
+// bf16 forward 3.85 -> 3.27, fp32 fused 3.73 -> 3.31); up to 8 the cluster
+// is (fp32 fused at 2 chunks: 2.90 against 3.17 us).
+constexpr int kMaxClusterChunks = 8;
 
 // The bits of an empty slot of Workspace::posted: all ones, a NaN. Partials
 // come from fp32 or 16-bit inputs, so a NaN partial is the canonical NaN or
@@ -37,12 +42,11 @@ constexpr unsigned long long kEmptySlot = ~0ull;
 // both, so they are zero between launches.
 //
 // `posted` holds the chunk partials of the launches whose finishing block
-// collects them as they land (fp32 inputs; 16-bit inputs in the single-wave
-// kernels): a slot is kEmptySlot until its partial is posted, and the
-// finishing block empties every slot it has read, so all are empty between
-// launches (see mse_reduce_kernel).
+// collects them as they land (fp32 and 16-bit inputs): a slot is kEmptySlot
+// until its partial is posted, and the finishing block empties every slot it
+// has read, so all are empty between launches (see mse_reduce_kernel).
 struct Workspace {
-  DD partials[kMaxChunks];  // fp64 inputs; 16-bit inputs in persistent grids (hi only); the comparison algorithms
+  DD partials[kMaxChunks];  // fp64 inputs; the comparison algorithms
   double posted[kMaxChunks];
   unsigned int ticket;
   unsigned int next_chunk;
