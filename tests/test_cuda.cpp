@@ -167,11 +167,12 @@ TEST_F(CudaTest, IdenticalBitsToTheCpuForEveryDtypeReductionAndSize) {
       }
 }
 
-// Up to 8 chunks the reduction runs one block per chunk (a thread-block
-// cluster, no ticket); from 9 on, one block per chunk of the single-wave
-// kernel with posted partials. One chunk takes a form of 1, 2, 4 or 8 rows.
-// Both sides of each line, with whole chunks and rows and with a last chunk
-// that ends in a partial vector.
+// One chunk takes a one-block kernel of 1, 2, 4 or 8 rows. From 2 to 16
+// chunks, fp32 and 16-bit inputs take the sliced kernel (2 blocks per
+// chunk); fp64 inputs one block per chunk, in a thread-block cluster up to 8
+// chunks and in the single-wave kernel from 9. From 17 on, the single-wave
+// kernel for all. Both sides of each line, with whole chunks and rows and
+// with a last chunk that ends in a partial vector.
 TEST_F(CudaTest, ChunkCountsAroundTheClusterLimitGiveTheCpuBits) {
   std::uint64_t seed = 500;
   for (DType t : kDTypes) {
@@ -386,17 +387,19 @@ TEST_F(CudaTest, AnOverlappedLaunchWaitsForTheKernelThatWritesItsInput) {
   // before it in the stream still runs. That kernel here lets it start at
   // once and writes x only after 200 us, so a library kernel that read x
   // before waiting for it would read the poison. Sizes for each kernel: the
-  // one-row kernel (1000), a cluster (100003), the persistent reduction and
-  // the elementwise kernels (2^22 + 3).
+  // one-row kernel (1000); sliced chunks (20000 and 100003 for fp32 and
+  // bf16); for fp64, a cluster (20000) and the single-wave reduction
+  // (100003); the persistent reduction and the elementwise kernels
+  // (2^22 + 3).
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   Options o;
   o.stream = s;
   ASSERT_TRUE(o.programmatic_launch);
-  for (DType t : {DType::f32, DType::bf16})
+  for (DType t : {DType::f32, DType::bf16, DType::f64})
     for (Which op : {Which::forward, Which::backward, Which::fused})
       for (Reduction r : {Reduction::mean, Reduction::none})
-        for (std::int64_t n : {std::int64_t{1000}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3}) {
+        for (std::int64_t n : {std::int64_t{1000}, std::int64_t{20000}, std::int64_t{100003}, (std::int64_t{1} << 22) + 3}) {
           const auto x = random_tensor(t, n, Dist::normal, 400), y = random_tensor(t, n, Dist::normal, 401);
           const auto g = upstream(t, n, r);
           const Outputs want = run_op(Device::cpu, op, t, n, r, x, y, g);

@@ -10,11 +10,16 @@
 // 16-bit inputs partials are posted to slots that this block polls, so no
 // block needs a fence and the partials are collected as they land (fp64
 // partials take a fenced ticket). Which block computes a chunk never changes
-// its value, so the bits depend on the data alone. The fused pass takes its chunks from a counter
-// instead of striding, and its 16-bit form brings rows in through a ring of
-// shared-memory slots (cp.async) instead of registers (kRing). Up to 8
-// chunks, mse_few_chunks_kernel runs one block per chunk, the blocks one
-// thread-block cluster, with no workspace and no ticket.
+// its value, so the bits depend on the data alone. The fused pass takes its
+// chunks from a counter instead of striding, and its 16-bit form brings rows
+// in through a ring of shared-memory slots (cp.async) instead of registers
+// (kRing).
+//
+// Small N: one chunk is one block of mse_few_chunks_kernel. 2 to 16 chunks
+// of fp32 or 16-bit inputs go to mse_sliced_chunks_kernel, several blocks
+// per chunk, each owning an aligned block of its lanes; fp64 ones, up to 8,
+// to mse_few_chunks_kernel as one thread-block cluster of a block per chunk,
+// with no workspace and no ticket.
 //
 // Every kernel is launched with programmatic dependent launch where the
 // device has it, and orders itself after the previous kernel of its stream
@@ -786,31 +791,19 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   }
 }
 
-// Few chunks (K <= kMaxClusterChunks, so R = 8 rows each), contiguous and aligned: one
-// block per chunk, every load of the chunk in flight at once. The blocks form
-// one thread-block cluster; after a cluster barrier, block 0 reads the chunk
-// partials from its peers' shared memory and finishes: no workspace, no
-// global fence and no ticket. K = 1 is a single block (no cluster).
-//
-// kRows = 1, 2, 4 are the forms for one chunk of that many rows (N <= W,
-// 2 W, 4 W): the same code with the other rows' loads and folds compiled
-// out, so the one block's serial path is shorter (H200, graph-replayed: at
-// N = 1024, 1.77 -> 1.59 us fp32, the fused pass 1.85 -> 1.62; at N = 4096,
-// 1.58 -> 1.51 fp32, 1.62 -> 1.44 bf16; the 8-row form steps over the absent
-// rows by uniform branches).
-template <class T, class OutT, bool kGrad, int kRows = kMinRows>
-__global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelParams p) {
+// The lane sums (§2) of column `col` (lanes [V col, V col + V)) of the chunk
+// at element `start`, for the few-chunk kernels (R = 8 rows; kRows < 8 where the tensor
+// has no more rows): the column's whole vectors are all loaded before any is
+// folded, then the tensor's last, partial vector is folded if it is the last
+// row of this column. The fused pass writes the gradients too.
+template <class T, bool kGrad, int kRows>
+__device__ __forceinline__ void fold_chunk_column(typename Traits<T>::Acc (&acc)[Pack<T>::V], const KernelParams& p,
+                                                  std::int64_t start, int col) {
   using C = typename Traits<T>::Compute;
   using Acc = typename Traits<T>::Acc;
-  using OC = typename Traits<OutT>::Compute;
   constexpr int V = Pack<T>::V;
-  __shared__ Acc warp_part[kWarps];
-  __shared__ Acc chunk_partial;
-  enter_stream_order();
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const std::int64_t start = static_cast<std::int64_t>(blockIdx.x) * p.geo.chunk;
   const int n = static_cast<int>(min(p.geo.chunk, p.n - start));  // this chunk's elements
-  const int whole = n / V;  // whole vectors; vector j: row j / kThreads, thread j % kThreads
+  const int whole = n / V;  // whole vectors; vector j: row j / kThreads, column j % kThreads
   const uint4* xv = reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + start);
   const uint4* yv = reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + start);
   C scale = C(0);
@@ -818,23 +811,21 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
   uint4 xr[kRows], yr[kRows];
 #pragma unroll
   for (int u = 0; u < kRows; ++u) {
-    const int j = u * kThreads + tid;
+    const int j = u * kThreads + col;
     if (j < whole) {
       xr[u] = __ldg(xv + j);
       yr[u] = __ldg(yv + j);
     }
   }
-  Acc acc[V];
 #pragma unroll
   for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
 #pragma unroll
   for (int u = 0; u < kRows; ++u) {
-    const int j = u * kThreads + tid;
+    const int j = u * kThreads + col;
     if (j < whole) fold_vector<T, kGrad, false>(acc, xr[u], yr[u], scale, p.grad_input, p.grad_target, start + j * V);
   }
-  // The tensor's last, partial vector: the last row of its thread's lanes.
   const int rest = n - whole * V;
-  if (rest > 0 && tid == whole % kThreads) {
+  if (rest > 0 && col == whole % kThreads) {
 #pragma unroll
     for (int v = 0; v < V; ++v) {
       if (v < rest) {
@@ -849,6 +840,32 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
       }
     }
   }
+}
+
+// One chunk of any dtype, or up to kMaxClusterChunks chunks of fp64 inputs
+// (R = 8 rows each), contiguous and aligned: one block per chunk, every load
+// of the chunk in flight at once. Several blocks form one thread-block
+// cluster; after a cluster barrier, block 0 reads the chunk partials from
+// its peers' shared memory and finishes: no workspace, no global fence and
+// no ticket. K = 1 is a single block (no cluster).
+//
+// kRows = 1, 2, 4 are the forms for one chunk of that many rows (N <= W,
+// 2 W, 4 W): the same code with the other rows' loads and folds compiled
+// out, so the one block's serial path is shorter (H200, graph-replayed: at
+// N = 1024, 1.77 -> 1.59 us fp32, the fused pass 1.85 -> 1.62; at N = 4096,
+// 1.58 -> 1.51 fp32, 1.62 -> 1.44 bf16; the 8-row form steps over the absent
+// rows by uniform branches).
+template <class T, class OutT, bool kGrad, int kRows = kMinRows>
+__global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelParams p) {
+  using Acc = typename Traits<T>::Acc;
+  using OC = typename Traits<OutT>::Compute;
+  constexpr int V = Pack<T>::V;
+  __shared__ Acc warp_part[kWarps];
+  __shared__ Acc chunk_partial;
+  enter_stream_order();
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  Acc acc[V];
+  fold_chunk_column<T, kGrad, kRows>(acc, p, static_cast<std::int64_t>(blockIdx.x) * p.geo.chunk, tid);
   // §2: the thread's V lanes, the warp, then the 8 warps: the chunk partial.
   Acc w = warp_tree(pairwise_tree(acc));
   if (lane == 0) warp_part[warp] = w;
@@ -878,6 +895,71 @@ __global__ void __launch_bounds__(kThreads) mse_few_chunks_kernel(const KernelPa
 #else
   __trap();  // launched as a cluster only on sm_90 and later (cluster_launchable)
 #endif
+}
+
+// Few chunks of fp32 or 16-bit inputs (2 <= K <= kMaxSlicedChunks, so R = 8
+// rows each), contiguous and aligned: each chunk is read by kSlices blocks of
+// kThreads / kSlices threads, block s of a chunk owning its lanes
+// [s W / kSlices, (s + 1) W / kSlices) in all 8 rows. An aligned block of
+// lanes is a subtree of the chunk's lane tree (§2), so the chunk partial is
+// the tree of its kSlices slice partials, and the root the tree of the
+// K2 kSlices slice partials in chunk order: the block posts its slice
+// partial, and the grid's last block polls the slots and evaluates that tree
+// (as the single-wave forms of mse_reduce_kernel finish). One SM per chunk
+// was bound by the SM itself: a 16-bit chunk is 16384 elements, each
+// converted to fp64 (16 conversions per clock per SM on sm_90), and 64 KiB of
+// loads (H200, graph-replayed bf16 forward at 8 chunks: a block per chunk
+// 3.34 us, 4 per chunk 2.49).
+template <class T, class OutT, bool kGrad, int kSlices>
+__global__ void __launch_bounds__(kThreads / kSlices) mse_sliced_chunks_kernel(const KernelParams p) {
+  using Acc = typename Traits<T>::Acc;
+  using OC = typename Traits<OutT>::Compute;
+  static_assert(std::is_same<Acc, double>::value, "slice partials are posted to 8-byte slots");
+  constexpr int V = Pack<T>::V;
+  constexpr int kBlockThreads = kThreads / kSlices;
+  constexpr int kBlockWarps = kBlockThreads / 32;
+  static_assert(kMaxSlicedChunks * kSlices <= kBlockThreads, "the finishing block holds a leaf per thread");
+  __shared__ Acc warp_part[kBlockWarps];
+  enter_stream_order();
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  Acc acc[V];
+  const int chunk = blockIdx.x / kSlices;
+  const int col = (blockIdx.x % kSlices) * kBlockThreads + tid;  // this thread's vector of each row
+  fold_chunk_column<T, kGrad, kMinRows>(acc, p, static_cast<std::int64_t>(chunk) * p.geo.chunk, col);
+  // §2: the thread's V lanes, the warp, then the block's warps: the slice partial.
+  Acc w = warp_tree(pairwise_tree(acc));
+  if (lane == 0) warp_part[warp] = w;
+  __syncthreads();
+  double* slots = p.ws->posted;  // slot b: block b's slice partial (leaf b)
+  if (warp == 0) {
+    w = lane < kBlockWarps ? warp_part[lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kBlockWarps; off *= 2) w = acc_add(w, shfl_down(w, off));
+    if (lane == 0) post_partial(&slots[blockIdx.x], w);
+  }
+  if (blockIdx.x != gridDim.x - 1) return;
+  // The grid's last block: the tree over the K2 kSlices leaves (zeros past
+  // the K kSlices posted ones; K2 kSlices <= kBlockThreads), leaf t on thread
+  // t. A leaf still empty is loaded again until it lands; each slot read is
+  // emptied for the next launch. Every block of this grid is resident (at
+  // most kMaxSlicedChunks kSlices small blocks), so the wait ends.
+  Acc v = acc_zero<Acc>();
+  if (tid < static_cast<int>(gridDim.x)) {
+    unsigned long long bits = peek_posted(&slots[tid]);
+    while (bits == kEmptySlot) bits = peek_posted(&slots[tid]);
+    __stcg(reinterpret_cast<unsigned long long*>(&slots[tid]), kEmptySlot);
+    v = __longlong_as_double(bits);
+  }
+  v = warp_tree(v);
+  __syncthreads();  // every warp has read warp_part above
+  if (lane == 0) warp_part[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kBlockWarps ? warp_part[lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kBlockWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
+    if (lane == 0) *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
+  }
 }
 
 // ---- elementwise ------------------------------------------------------------------
@@ -1118,9 +1200,9 @@ int reduce_grid(std::int64_t K, int per_sm, int sms, int forced) {
 struct Launch {
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attrs[2]{};
-  Launch(int grid, int smem, cudaStream_t stream, bool programmatic, int cluster = 0) {
+  Launch(int grid, int smem, cudaStream_t stream, bool programmatic, int cluster = 0, int threads = kThreads) {
     cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(kThreads);
+    cfg.blockDim = dim3(threads);
     cfg.dynamicSmemBytes = smem;
     cfg.stream = stream;
     cfg.attrs = attrs;
@@ -1179,10 +1261,26 @@ bool launch_few_chunks(const KernelParams& kp, const Problem& p, cudaStream_t st
 
 template <class T, class OutT, bool kStrided, bool kGrad>
 void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
-  // Up to 8 chunks (N <= 8 C: 2^16 fp32, 2^17 16-bit): a block per chunk, no
-  // ticket and no workspace (a cluster where there are several). A forced
-  // grid (tests) takes the persistent kernel, so its small-K paths stay
-  // exercised.
+  // 2 to 16 chunks of fp32 or 16-bit inputs: a chunk read by 4 blocks of 64
+  // threads up to 8 chunks, by 2 blocks of 128 threads from 9, partials
+  // posted (see mse_sliced_chunks_kernel). About 32 blocks was the best grid
+  // (H200, graph-replayed: fp32 forward at 8 chunks 2.48 us in 16 blocks,
+  // 2.11 in 32; at 16 chunks 2.36 in 32, 2.54 in 64). A forced grid (tests)
+  // takes the persistent kernel, so its small-K paths stay exercised.
+  if constexpr (!kStrided && !std::is_same<T, double>::value)
+    if (kp.vec && p.stage == Stage::whole && p.grid_blocks == 0 && kp.geo.chunks >= 2 &&
+        kp.geo.chunks <= kMaxSlicedChunks) {
+      kp.ws = workspace_for(stream);
+      const int K = static_cast<int>(kp.geo.chunks);
+      if (K <= 8) {
+        Launch(K * 4, 0, stream, p.programmatic_launch, 0, kThreads / 4)(mse_sliced_chunks_kernel<T, OutT, kGrad, 4>, kp);
+      } else {
+        Launch(K * 2, 0, stream, p.programmatic_launch, 0, kThreads / 2)(mse_sliced_chunks_kernel<T, OutT, kGrad, 2>, kp);
+      }
+      return;
+    }
+  // One chunk, or up to 8 of fp64 inputs (N <= 8 C = 2^15): a block per
+  // chunk, no ticket and no workspace (a cluster where there are several).
   if constexpr (!kStrided)
     if (kp.vec && p.stage == Stage::whole && p.grid_blocks == 0 && kp.geo.chunks <= kMaxClusterChunks)
       if (launch_few_chunks<T, OutT, kGrad>(kp, p, stream)) return;

@@ -22,11 +22,13 @@ namespace mseloss::detail::cuda {
 constexpr int kThreads = kRowThreads;  // 256: one row is 256 threads x 16 bytes (§2)
 constexpr int kWarps = kThreads / 32;
 constexpr int kBatch = 32;             // chunk partials a block keeps in shared memory before flushing
-// Up to this many chunks: one block per chunk, the blocks one cluster, no
-// ticket (mse_few_chunks_kernel). From 9 to 16 chunks the single-wave kernel
-// is faster (H200, graph-replayed at 16 chunks: fp32 forward 3.41 -> 2.97 us,
-// bf16 forward 3.85 -> 3.27, fp32 fused 3.73 -> 3.31); up to 8 the cluster
-// is (fp32 fused at 2 chunks: 2.90 against 3.17 us).
+// From 2 to kMaxSlicedChunks chunks of fp32 or 16-bit inputs: several
+// blocks per chunk (mse_sliced_chunks_kernel, launch_reduce).
+constexpr int kMaxSlicedChunks = 16;
+// fp64 inputs, up to this many chunks: one block per chunk, the blocks one
+// cluster, no ticket (mse_few_chunks_kernel). With 9 to 16 chunks the
+// single-wave kernel was faster (H200, graph-replayed at 16 fp32 chunks,
+// before the sliced kernel: forward 3.41 -> 2.97 us, fused 3.73 -> 3.31).
 constexpr int kMaxClusterChunks = 8;
 
 // The bits of an empty slot of Workspace::posted: all ones, a NaN. Partials
