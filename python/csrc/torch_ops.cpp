@@ -1,10 +1,12 @@
 // PyTorch operators over the mseloss C++ library: schemas, CPU and CUDA
-// kernels (the library's, on the current CUDA stream, no host sync) and the
-// autocast kernel. Fake kernels and autograd are registered in Python
-// (python/mseloss/_ops.py).
+// kernels (the library's, on the current CUDA stream, no host sync), the
+// autocast kernel and the training-step mode's autograd (C++, because a
+// training step is host-bound: see FusedLoss). Fake kernels and the other
+// autograd formulas are registered in Python (python/mseloss/_ops.py).
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/autograd.h>
 #include <torch/library.h>
 #ifdef MSELOSS_WITH_CUDA
 #include <c10/cuda/CUDAGuard.h>
@@ -233,10 +235,79 @@ at::Tensor autocast_mse_loss(const at::Tensor& input, const at::Tensor& target, 
   return op.call(input.to(at::kFloat), target.to(at::kFloat), reduction, loss_dtype);
 }
 
+template <class Fn>
+c10::TypedOperatorHandle<Fn> op_named(const char* name) {
+  return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Fn>();
+}
+
+// The training-step mode (mseloss.mse_loss(fused=True)): the forward computes
+// the gradient for an upstream 1 in the same pass and saves it; backward
+// scales it in place by the real upstream (nothing is launched to read or
+// write when that is 1) and hands it out, so AccumulateGrad can take it
+// without a copy (the engine releases the saved tensors first). A second
+// backward through a retained graph, or a backward with create_graph,
+// recomputes the gradient from the saved inputs with the unfused backward
+// op, which refuses a double backward.
+//
+// Written in C++ rather than as a Python autograd.Function because a
+// dispatched training step at N = 2^25 fp32 was host-bound on the H200's
+// machine (Python forward and backward on the autograd engine's device
+// thread): the step's GPU time is one pass, about 100 us.
+struct FusedLoss : torch::autograd::Function<FusedLoss> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& input, const at::Tensor& target,
+                            int64_t reduction, std::optional<at::ScalarType> loss_dtype) {
+    static auto and_grad = op_named<decltype(mse_loss_and_grad)>("mseloss::mse_loss_and_grad");
+    at::AutoDispatchBelowADInplaceOrView below_autograd;
+    auto [loss, gi, gt] = and_grad.call(input, target, reduction, loss_dtype, ctx->needs_input_grad(1), 1.0);
+    ctx->save_for_backward({input, target, gi, gt});
+    ctx->saved_data["reduction"] = reduction;
+    ctx->saved_data["consumed"] = false;
+    return loss;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    static auto unfused = op_named<decltype(mse_loss_backward)>("mseloss::mse_loss_backward");
+    static auto scale = op_named<decltype(scale_gradient_)>("mseloss::scale_gradient_");
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor &input = saved[0], &target = saved[1];
+    at::Tensor gi = saved[2], gt = saved[3];
+    const bool need_input = ctx->needs_input_grad(0), need_target = ctx->needs_input_grad(1);
+    const at::Tensor& grad = grads[0];
+    if (ctx->saved_data["consumed"].toBool() || at::GradMode::is_enabled()) {
+      // Through the dispatcher's autograd: with create_graph, the result's
+      // backward is the unfused op's refusal of a double backward.
+      std::tie(gi, gt) = unfused.call(grad, input, target, ctx->saved_data["reduction"].toInt(), need_target);
+    } else {
+      ctx->saved_data["consumed"] = true;
+      // Below autograd: the saved gradient's version is not bumped, so a
+      // retained graph can still unpack it (and then recomputes).
+      at::AutoDispatchBelowADInplaceOrView below_autograd;
+      scale.call(gi, gt, grad);
+    }
+    // Gradients come in the broadcast shape; a broadcast operand gets their sum.
+    return {need_input ? at::sum_to(gi, input.sizes()) : at::Tensor(),
+            need_target ? at::sum_to(gt, target.sizes()) : at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+// mse_loss_fused at the Autograd key: the fused pass only when the loss will
+// be differentiated, the plain forward otherwise.
+at::Tensor mse_loss_fused_autograd(const at::Tensor& input, const at::Tensor& target, int64_t reduction,
+                                   std::optional<at::ScalarType> loss_dtype) {
+  if (at::GradMode::is_enabled() && (input.requires_grad() || target.requires_grad()))
+    return FusedLoss::apply(input, target, reduction, loss_dtype);
+  static auto plain = op_named<decltype(mse_loss)>("mseloss::mse_loss_fused");
+  at::AutoDispatchBelowADInplaceOrView below_autograd;
+  return plain.call(input, target, reduction, loss_dtype);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(mseloss, m) {
   m.def("mse_loss(Tensor input, Tensor target, int reduction=1, ScalarType? loss_dtype=None) -> Tensor");
+  // mse_loss with the training-step mode as its autograd (FusedLoss).
+  m.def("mse_loss_fused(Tensor input, Tensor target, int reduction=1, ScalarType? loss_dtype=None) -> Tensor");
   m.def("mse_loss_backward(Tensor grad_output, Tensor input, Tensor target, int reduction, bool with_target) -> "
         "(Tensor, Tensor)");
   m.def("mse_loss_and_grad(Tensor input, Tensor target, int reduction=1, ScalarType? loss_dtype=None, "
@@ -253,6 +324,7 @@ namespace {
 // The same functions serve CPU and CUDA tensors: the library picks the backend.
 void impl_kernels(torch::Library& m) {
   m.impl("mse_loss", &mse_loss);
+  m.impl("mse_loss_fused", &mse_loss);
   m.impl("mse_loss_backward", &mse_loss_backward);
   m.impl("mse_loss_and_grad", &mse_loss_and_grad);
   m.impl("scale_gradient_", &scale_gradient_);
@@ -262,6 +334,8 @@ void impl_kernels(torch::Library& m) {
 }  // namespace
 
 TORCH_LIBRARY_IMPL(mseloss, CPU, m) { impl_kernels(m); }
+
+TORCH_LIBRARY_IMPL(mseloss, Autograd, m) { m.impl("mse_loss_fused", &mse_loss_fused_autograd); }
 
 #ifdef MSELOSS_WITH_CUDA
 TORCH_LIBRARY_IMPL(mseloss, CUDA, m) { impl_kernels(m); }

@@ -26,6 +26,11 @@ def _mse_loss_fake(input, target, reduction=1, loss_dtype=None):
     return input.new_empty(_loss_shape(input, target, reduction), dtype=loss_dtype or input.dtype)
 
 
+@torch.library.register_fake("mseloss::mse_loss_fused")
+def _mse_loss_fused_fake(input, target, reduction=1, loss_dtype=None):
+    return _mse_loss_fake(input, target, reduction, loss_dtype)
+
+
 @torch.library.register_fake("mseloss::mse_loss_backward")
 def _mse_loss_backward_fake(grad_output, input, target, reduction, with_target):
     shape = torch.broadcast_shapes(input.shape, target.shape)
@@ -96,35 +101,8 @@ def _autocast_loss_dtype(input):
     return None
 
 
-class _FusedLoss(torch.autograd.Function):
-    """The training-step mode: the gradient for an upstream 1 is computed with
-    the loss and scaled in place by the real upstream in backward. A second
-    backward through the same graph (retain_graph) recomputes it from the
-    saved inputs, since the first one handed the saved gradient out."""
-
-    @staticmethod
-    def forward(ctx, input, target, reduction):
-        with_target = ctx.needs_input_grad[1]
-        loss, gi, gt = _ops.mse_loss_and_grad(input, target, reduction, _autocast_loss_dtype(input), with_target, 1.0)
-        ctx.save_for_backward(input, target, gi, gt)
-        ctx.reduction = reduction
-        ctx.consumed = False
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad):
-        input, target, gi, gt = ctx.saved_tensors
-        need_input, need_target = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        if ctx.consumed or torch.is_grad_enabled():
-            # A second backward through the graph, or create_graph=True: the
-            # unfused backward op, from the saved inputs (and its own refusal
-            # of a double backward).
-            gi, gt = _ops.mse_loss_backward(grad, input, target, ctx.reduction, need_target)
-        else:
-            ctx.consumed = True
-            _ops.scale_gradient_(gi, gt, grad)  # nothing is read or written when grad is 1
-        return (_sum_to(gi, input) if need_input else None, _sum_to(gt, target) if need_target else None, None)
-
-
 def fused_loss(input, target, reduction):
-    return _FusedLoss.apply(input, target, reduction)
+    """The training-step mode: mseloss::mse_loss_fused, whose autograd is C++
+    (FusedLoss in python/csrc/torch_ops.cpp): the gradient is computed with
+    the loss and scaled in place by the real upstream in backward."""
+    return _ops.mse_loss_fused(input, target, reduction, _autocast_loss_dtype(input))

@@ -171,8 +171,8 @@ def test_training_step_mode_is_the_default(device):
     x = rand((1000,), torch.float32, device, 23).requires_grad_()
     y = rand((1000,), torch.float32, device, 24)
     loss = mseloss.mse_loss(x, y)
-    assert type(loss.grad_fn).__name__ == "_FusedLossBackward"
-    assert type(mseloss.mse_loss(x, y, fused=False).grad_fn).__name__ != "_FusedLossBackward"
+    assert "FusedLoss" in loss.grad_fn.name()
+    assert "FusedLoss" not in mseloss.mse_loss(x, y, fused=False).grad_fn.name()
     assert mseloss.mse_loss(x.detach(), y).grad_fn is None  # nothing to differentiate: the plain forward
     loss.backward()
     (want,) = torch.autograd.grad(mseloss.mse_loss(x, y, fused=False), x)
@@ -202,6 +202,9 @@ def test_opcheck_every_operator(device, dtype):
         g = torch.randn((3, 17) if r == 0 else (), dtype=dtype, device=device)
         torch.library.opcheck(ops.mse_loss_backward.default, (g, x, y, r, True))
         torch.library.opcheck(ops.mse_loss_and_grad.default, (x, y, r, None, True, 0.5))
+        if r != 0:
+            torch.library.opcheck(ops.mse_loss_fused.default, (x.requires_grad_(), y.requires_grad_(), r))
+            x, y = x.detach(), y.detach()
     torch.library.opcheck(ops.scale_gradient_.default, (x.clone(), y.clone(), torch.tensor(0.5, dtype=dtype, device=device)))
 
 
@@ -220,6 +223,23 @@ def test_fused_mode_gives_the_unfused_bits(device):
         ga = torch.autograd.grad(a * 0.3, x)  # a real upstream: scaled in place, within an ulp
         gb = torch.autograd.grad(mseloss.mse_loss(x, y, reduction=r) * 0.3, x)
         torch.testing.assert_close(ga[0], gb[0], rtol=3e-7, atol=0)
+
+
+@DEVICES
+def test_fused_mode_hands_out_its_gradient_without_a_copy(device):
+    # The saved gradient goes to x.grad as it is: no backward kernel, no
+    # scaling for an upstream 1, and no copy by AccumulateGrad (which copies
+    # when anything else still holds the tensor).
+    x = rand((4096,), torch.float32, device, 25).requires_grad_()
+    y = rand((4096,), torch.float32, device, 26)
+    loss = mseloss.mse_loss(x, y, fused=True)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        loss.backward()
+    names = {e.name for e in prof.events()}
+    assert "mseloss::scale_gradient_" in names, names  # the profiler did see the backward
+    assert not any(n in names for n in ("aten::clone", "aten::copy_", "mseloss::mse_loss_backward")), names
+    (want,) = torch.autograd.grad(mseloss.mse_loss(x, y, fused=False), x)
+    assert torch.equal(x.grad, want)
 
 
 @DEVICES
@@ -275,6 +295,7 @@ def test_autocast_takes_16_bit_inputs_without_casts(dtype):
     xr = x.clone().requires_grad_()
     with torch.autocast("cuda", dtype=dtype):
         loss = mseloss.mse_loss(xr, y)
+    assert "FusedLoss" in loss.grad_fn.name() and loss.dtype == torch.float32
     loss.backward()
     assert xr.grad.dtype == dtype
 

@@ -184,26 +184,29 @@ std::vector<Row> run(const Config& c) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("%-8s %-5s %-17s %-8s %-4s %11s %10s %9s %10s %8s %8s %9s %7s %8s\n", "op", "dev", "algorithm", "dtype",
-              "red", "N", "us", "GB/s", "probe_us", "x_probe", "x_copy", "graph_us", "x_cub", "host_us");
+  std::printf("%-8s %-5s %-17s %-8s %-4s %11s %10s %9s %10s %8s %8s %9s %7s %8s %14s\n", "op", "dev", "algorithm", "dtype",
+              "red", "N", "us", "GB/s", "probe_us", "x_probe", "x_copy", "graph_us", "x_cub", "host_us", "x_probe_paired");
   for (const Row& r : rows) {
     std::printf("%-8s %-5s %-17s %-8s %-4s %11lld %10.2f %9.1f %10.2f %8.3f %8.3f", r.op.c_str(), r.device.c_str(),
                 r.algorithm.c_str(), r.dtype.c_str(), r.reduction.c_str(), static_cast<long long>(r.n), r.us, r.gbps,
                 r.probe_us, r.vs_probe, r.vs_copy);
     if (r.graph_us > 0) std::printf(" %9.2f", r.graph_us); else std::printf(" %9s", "-");
     if (r.cub_us > 0) std::printf(" %7.3f", r.vs_cub); else std::printf(" %7s", "-");
-    if (r.host_us > 0) std::printf(" %8.2f\n", r.host_us); else std::printf(" %8s\n", "-");
+    if (r.host_us > 0) std::printf(" %8.2f", r.host_us); else std::printf(" %8s", "-");
+    if (r.vs_probe_paired > 0) std::printf(" %14.3f\n", r.vs_probe_paired); else std::printf(" %14s\n", "-");
   }
 }
 
 void write_csv(const std::vector<Row>& rows, const std::string& path) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error(path + ": cannot create");
-  f << "op,device,algorithm,dtype,reduction,n,bytes,us,gbps,probe_us,copy_us,vs_probe,vs_copy,graph_us,cub_us,vs_cub,host_us\n";
+  f << "op,device,algorithm,dtype,reduction,n,bytes,us,gbps,probe_us,copy_us,vs_probe,vs_copy,graph_us,cub_us,vs_cub,host_us,"
+       "vs_probe_paired,probe_paired_us,us_paired\n";
   for (const Row& r : rows)
     f << r.op << ',' << r.device << ',' << r.algorithm << ',' << r.dtype << ',' << r.reduction << ',' << r.n << ','
       << r.bytes << ',' << r.us << ',' << r.gbps << ',' << r.probe_us << ',' << r.copy_us << ',' << r.vs_probe << ','
-      << r.vs_copy << ',' << r.graph_us << ',' << r.cub_us << ',' << r.vs_cub << ',' << r.host_us << '\n';
+      << r.vs_copy << ',' << r.graph_us << ',' << r.cub_us << ',' << r.vs_cub << ',' << r.host_us << ','
+      << r.vs_probe_paired << ',' << r.probe_paired_us << ',' << r.us_paired << '\n';
 }
 
 void write_json(const std::vector<Row>& rows, const std::string& path) {
@@ -213,7 +216,8 @@ void write_json(const std::vector<Row>& rows, const std::string& path) {
                  {"reduction", r.reduction}, {"n", r.n}, {"bytes", r.bytes}, {"us", r.us}, {"gbps", r.gbps},
                  {"probe_us", r.probe_us}, {"copy_us", r.copy_us}, {"vs_probe", r.vs_probe}, {"vs_copy", r.vs_copy},
                  {"graph_us", r.graph_us}, {"cub_us", r.cub_us}, {"vs_cub", r.vs_cub},
-                 {"host_us", r.host_us}});
+                 {"host_us", r.host_us}, {"vs_probe_paired", r.vs_probe_paired},
+                 {"probe_paired_us", r.probe_paired_us}, {"us_paired", r.us_paired}});
   std::ofstream f(path);
   if (!f) throw std::runtime_error(path + ": cannot create");
   f << j.dump(1) << '\n';
