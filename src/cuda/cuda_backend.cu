@@ -940,9 +940,17 @@ __global__ void __launch_bounds__(kThreads / kSlices) mse_sliced_chunks_kernel(c
   if (blockIdx.x != gridDim.x - 1) return;
   // The grid's last block: the tree over the K2 kSlices leaves (zeros past
   // the K kSlices posted ones; K2 kSlices <= kBlockThreads), leaf t on thread
-  // t, polled and emptied by posted_tree. Every block of this grid is
-  // resident (at most kMaxSlicedChunks kSlices small blocks), so the wait ends.
-  Acc v = warp_tree(posted_tree<1>(slots, gridDim.x, tid));
+  // t. A leaf still empty is loaded again until it lands; each slot read is
+  // emptied for the next launch. Every block of this grid is resident (at
+  // most kMaxSlicedChunks kSlices small blocks), so the wait ends.
+  Acc v = acc_zero<Acc>();
+  if (tid < static_cast<int>(gridDim.x)) {
+    unsigned long long bits = peek_posted(&slots[tid]);
+    while (bits == kEmptySlot) bits = peek_posted(&slots[tid]);
+    __stcg(reinterpret_cast<unsigned long long*>(&slots[tid]), kEmptySlot);
+    v = __longlong_as_double(bits);
+  }
+  v = warp_tree(v);
   __syncthreads();  // every warp has read warp_part above
   if (lane == 0) warp_part[warp] = v;
   __syncthreads();
