@@ -17,6 +17,9 @@ graph, reading the input sets in turn (DRAM) or one set (L2).
 Timing: CUDA events around 10 back-to-back calls (per-call time = elapsed / 10),
 warm-up, median with p20/p80 of many samples; inputs rotate over several sets so that every call reads DRAM, not L2.
 Each sample starts after a 50 us GPU spin, so the first call's host time is not counted.
+host_us: the median host (wall) time per call to queue a sample's calls. Where it is about
+the per-call GPU time or more, the row is bound by the host (Python, dispatch, the autograd
+engine), not by the GPU.
 Host overhead: wall time per call at N = 2^10, calls queued back to back.
 
     python3 bench/torch_bench.py [--sizes 2^10..2^28] [--csv out.csv] [--plot out.png]
@@ -89,7 +92,7 @@ def stats_us(fn, runs, warmup=5):
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
-    times = []
+    times, host = [], []
     for _ in range(runs):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         # The GPU spins for about 50 us before the first event, so the host
@@ -98,17 +101,19 @@ def stats_us(fn, runs, warmup=5):
         # C++ bench). Later calls still wait for the host if it is slower.
         torch.cuda._sleep(LEAD_CYCLES)
         a.record()
+        t0 = time.perf_counter()
         for _ in range(REPS):
             fn()
+        host.append((time.perf_counter() - t0) * 1e6 / REPS)
         b.record()
         b.synchronize()
         times.append(a.elapsed_time(b) * 1e3 / REPS)
     q = statistics.quantiles(times, n=10)
-    return statistics.median(times), q[1], q[7]  # median, p20, p80
+    return statistics.median(times), q[1], q[7], statistics.median(host)  # median, p20, p80; host
 
 
 def graph_replay_us(body, calls, runs):
-    """Median (p20, p80) per-call time of body(), which makes `calls` calls,
+    """Median (p20, p80, host) per-call time of body(), which makes `calls` calls,
     captured once into a CUDA graph (after warm-up on a side stream) and
     replayed: device time alone."""
     s = torch.cuda.Stream()
@@ -185,7 +190,7 @@ def main():
         "mseloss_fused": lambda a, b: mseloss.mse_loss(a, b, fused=True),
     }
     rows = []
-    fields = ["mode", "impl", "dtype", "n", "us", "p20_us", "p80_us", "gbps", "copy_us", "vs_copy"]
+    fields = ["mode", "impl", "dtype", "n", "us", "p20_us", "p80_us", "host_us", "gbps", "copy_us", "vs_copy"]
     out = open(args.csv, "w", newline="") if args.csv else None
     writer = csv.DictWriter(out, fieldnames=fields) if out else None
     if writer:
@@ -198,13 +203,14 @@ def main():
             out.flush()
 
     def record(mode, impl, dtype, n, bytes_moved, t, copy_us):
-        med, p20, p80 = t
+        med, p20, p80, host = t
         keep(dict(mode=mode, impl=impl, dtype=str(dtype).replace("torch.", ""), n=n, us=round(med, 3),
-                  p20_us=round(p20, 3), p80_us=round(p80, 3), gbps=round(bytes_moved / med / 1e3, 1),
+                  p20_us=round(p20, 3), p80_us=round(p80, 3), host_us=round(host, 3),
+                  gbps=round(bytes_moved / med / 1e3, 1),
                   copy_us=round(copy_us, 3), vs_copy=round(copy_us / med, 3)))
         r = rows[-1]
         print(f"{mode:9s} {impl:22s} {r['dtype']:9s} {n:>10d} {med:10.2f} us  {r['gbps']:8.1f} GB/s  "
-              f"x copy {r['vs_copy']:.3f}", flush=True)
+              f"x copy {r['vs_copy']:.3f}  host {host:8.2f} us", flush=True)
 
     # Host overhead per call at N = 2^10 (calls queued without syncing).
     x, y = torch.randn(1024, device="cuda"), torch.randn(1024, device="cuda")
@@ -221,7 +227,7 @@ def main():
             torch.cuda.synchronize()
         med = statistics.median(per)
         keep(dict(mode="host_overhead", impl=name, dtype="float32", n=1024, us=round(med, 3), p20_us="",
-                  p80_us="", gbps="", copy_us="", vs_copy=""))
+                  p80_us="", host_us=round(med, 3), gbps="", copy_us="", vs_copy=""))
         print(f"host_overhead {name:10s} {med:.2f} us per call", flush=True)
 
     for dname in args.dtypes.split(","):
