@@ -942,7 +942,9 @@ __global__ void __launch_bounds__(kThreads / kSlices) mse_sliced_chunks_kernel(c
   // the K kSlices posted ones; K2 kSlices <= kBlockThreads), leaf t on thread
   // t. A leaf still empty is loaded again until it lands; each slot read is
   // emptied for the next launch. Every block of this grid is resident (at
-  // most kMaxSlicedChunks kSlices small blocks), so the wait ends.
+  // most kMaxSlicedChunks kSlices small blocks), so the wait ends. Its own
+  // loop, not posted_tree<1>: that form was 0.15-0.25 us slower at 16 chunks
+  // (H200, graph-replayed; docs/performance.md, session 19).
   Acc v = acc_zero<Acc>();
   if (tid < static_cast<int>(gridDim.x)) {
     unsigned long long bits = peek_posted(&slots[tid]);
