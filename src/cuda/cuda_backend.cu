@@ -791,6 +791,118 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
   }
 }
 
+// The persistent forward pass over a contiguous, 16-byte-aligned tensor of
+// fp32 or 16-bit inputs with more chunks than SMs: mse_reduce_kernel<T, OutT,
+// false, false, 4>'s walk, trees, posted partials, ticket and finish, without
+// the branches of its other forms (strided, shifted, dealt, single-block,
+// shard stages, the ring). Whole chunks go as rows of 16-byte vectors, U = 4
+// rows of x and y in flight per thread; the tensor's last chunk, if cut
+// short, row by row. Same lanes, same order: the same bits.
+//
+// Why a kernel of its own: a stand-alone kernel of this shape ran 0.5-0.9 us
+// faster than mse_reduce_kernel's forward form at 2^25-2^26, in the same
+// runs, and this one recovered 0.4-0.6 us of it (H200, event-timed: fp32 2^25
+// 64.99 -> 64.61 us, bf16 2^25 35.68-35.87 -> 35.23, fp32 2^26 123.7 ->
+// 123.2, bf16 2^26 65.4-65.6 -> 64.8-65.0; docs/performance.md, session 22).
+// Its flush and finish are mse_reduce_kernel's, written out again: shared
+// through a helper, they changed the register allocation of the single-wave
+// and fp64 forms of mse_reduce_kernel (one spilled), which this kernel does
+// not replace. The row loop addresses x and y from the parameter bank; with
+// the two row pointers held in registers, the bf16 form spilled 8 bytes
+// under its 64-register cap.
+template <class T, class OutT>
+__global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false, 4, false, false>))
+    mse_stream_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  using Acc = typename Traits<T>::Acc;
+  using OC = typename Traits<OutT>::Compute;
+  static_assert(std::is_same<Acc, double>::value, "partials are posted to 8-byte slots");
+  constexpr int V = Pack<T>::V;
+  constexpr int kLanes = kRowBytes / static_cast<int>(sizeof(T));  // W (§2)
+  constexpr int U = 4;
+  __shared__ Acc warp_part[kBatch][kWarps];
+  __shared__ bool is_last;
+  enter_stream_order();
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int K = static_cast<int>(p.local_chunks);
+  if (tid == 0) is_last = false;
+
+  int nb = 0, batch_base = 0;  // batch entry j is chunk blockIdx.x + (batch_base + j) * gridDim.x
+  auto flush = [&]() {
+    __syncthreads();
+    if (tid < nb) {
+      const Acc* w = warp_part[tid];
+      const Acc v = acc_add(acc_add(acc_add(w[0], w[1]), acc_add(w[2], w[3])),
+                            acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
+      const int c = blockIdx.x + (batch_base + tid) * gridDim.x;
+      post_partial(&p.ws->posted[partial_slot(c, static_cast<int>(p.geo.chunks_pow2))], v);
+    }
+    __syncthreads();
+    batch_base += nb;
+    nb = 0;
+  };
+
+  for (int c = blockIdx.x; c < K; c += gridDim.x) {
+    Acc acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
+    const std::int64_t start = static_cast<std::int64_t>(c) * p.geo.chunk;
+    if (start + p.geo.chunk <= p.n) {
+      for (int r0 = 0; r0 < p.geo.rows; r0 += U) {
+        uint4 xr[U], yr[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + start + (r0 + u) * kLanes + tid * V));
+          yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + start + (r0 + u) * kLanes + tid * V));
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u) fold_vector<T, false, true>(acc, xr[u], yr[u], C(0), nullptr, nullptr, 0);
+      }
+    } else {
+#pragma unroll 1
+      for (int r = 0; r < p.geo.rows; ++r) {
+        const std::int64_t i = start + static_cast<std::int64_t>(r) * kLanes + tid * V;
+        if (i >= p.n) break;  // so are the later rows
+        const int cnt = p.n - i >= V ? V : static_cast<int>(p.n - i);
+        C xv[V], yv[V];
+        load_elems<T, false>(p, p.x, p.xs, i, cnt, xv);
+        load_elems<T, false>(p, p.y, p.ys, i, cnt, yv);
+#pragma unroll
+        for (int v = 0; v < V; ++v)
+          if (v < cnt) acc[v] = acc_add_term(acc[v], diff(xv[v], yv[v]));
+      }
+    }
+    // The ticket once the block's last chunk is folded; its round trip
+    // overlaps the lane tree (as in mse_reduce_kernel).
+    const bool last = c + static_cast<int>(gridDim.x) >= K;
+    unsigned ticket = 0;
+    if (last && tid == 0) ticket = atomicAdd(&p.ws->ticket, 1u);
+    const Acc wv = warp_tree(pairwise_tree(acc));
+    if (lane == 0) warp_part[nb][warp] = wv;
+    if (last && tid == 0) is_last = ticket == gridDim.x - 1;
+    if (++nb == kBatch) flush();
+  }
+  if (nb > 0) flush();
+  if (tid == 0 && static_cast<int>(blockIdx.x) >= K) is_last = atomicAdd(&p.ws->ticket, 1u) == gridDim.x - 1;  // no chunk
+  __syncthreads();
+  if (!is_last) return;
+
+  Acc v = with_segment_length(p.geo.chunks_pow2, [&](auto L) { return posted_tree<decltype(L)::value>(p.ws->posted, K, tid); });
+  v = warp_tree(v);
+  if (lane == 0) warp_part[0][warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kWarps ? warp_part[0][lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
+    if (lane == 0) {
+      *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
+      p.ws->ticket = 0;  // every block has taken its ticket: reset for the next launch
+    }
+  }
+}
+
 // The lane sums (§2) of column `col` (lanes [V col, V col + V)) of the chunk
 // at element `start`, for the few-chunk kernels (R = 8 rows; kRows < 8 where the tensor
 // has no more rows): the column's whole vectors are all loaded before any is
@@ -1307,6 +1419,13 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   }
   if constexpr (!kStrided)
     if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
+  // The forward pass of a contiguous, aligned tensor, more chunks than SMs:
+  // the lean persistent kernel (see mse_stream_kernel). A forced grid
+  // (tests) takes it too, so its grid independence is tested.
+  if constexpr (!kStrided && !kGrad && !std::is_same<T, double>::value)
+    if (kernel == mse_reduce_kernel<T, OutT, kStrided, kGrad, 4> && kp.vec && p.stage == Stage::whole &&
+        kp.local_chunks > sms)
+      kernel = mse_stream_kernel<T, OutT>;
   int grid = reduce_grid(kp.local_chunks, max_resident_blocks(kernel, smem) / sms, sms, p.grid_blocks);
   // The fused pass's chunk dealer (see mse_reduce_kernel). Not for shards
   // (Stage::partials): they take no ticket, and nothing would reset the
