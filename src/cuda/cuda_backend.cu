@@ -799,15 +799,17 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 // rows of x and y in flight per thread; the tensor's last chunk, if cut
 // short, row by row. Same lanes, same order: the same bits.
 //
-// Why a kernel of its own: a stand-alone kernel of this shape ran 0.5-0.9 us
+// Why a kernel of its own: a stand-alone kernel of this shape ran 0.2-0.9 us
 // faster than mse_reduce_kernel's forward form at 2^25-2^26, in the same
 // runs, and this one recovered 0.4-0.6 us of it (H200, event-timed: fp32 2^25
 // 64.99 -> 64.61 us, bf16 2^25 35.68-35.87 -> 35.23, fp32 2^26 123.7 ->
 // 123.2, bf16 2^26 65.4-65.6 -> 64.8-65.0; docs/performance.md, session 22).
 // Its flush and finish are mse_reduce_kernel's, written out again: shared
-// through a helper, they changed the register allocation of the single-wave
-// and fp64 forms of mse_reduce_kernel (one spilled), which this kernel does
-// not replace. The row loop addresses x and y from the parameter bank; with
+// through a helper, they changed the machine code of 14 forms of
+// mse_reduce_kernel that this kernel does not replace (the single-wave and
+// fp64 ones; in one variant the bf16 and fp16 forward forms spilled), where
+// now their code is the previous build's, byte for byte. The row loop
+// addresses x and y from the parameter bank; with
 // the two row pointers held in registers, the bf16 form spilled 8 bytes
 // under its 64-register cap.
 template <class T, class OutT>
