@@ -809,9 +809,8 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, kStrided, kGr
 // mse_reduce_kernel that this kernel does not replace (the single-wave and
 // fp64 ones; in one variant the bf16 and fp16 forward forms spilled), where
 // now their code is the previous build's, byte for byte. The row loop
-// addresses x and y from the parameter bank; with
-// the two row pointers held in registers, the bf16 form spilled 8 bytes
-// under its 64-register cap.
+// addresses x and y from the parameter bank: with the two row pointers held
+// in registers, the bf16 form spilled 8 bytes under its 64-register cap.
 template <class T, class OutT>
 __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false, 4, false, false>))
     mse_stream_kernel(const KernelParams p) {
