@@ -250,6 +250,38 @@ TEST_F(CudaTest, GridSizeNeverChangesTheBits) {
   }
 }
 
+// From 2^25 elements the `none` loss and the fused `none` pass spread a
+// thread's vectors a grid's width apart (mse_elementwise_kernel): every
+// elementwise mode and dtype there (the gradient modes keep contiguous tiles),
+// with a tail of whole and partial vectors past the last spread tile, on
+// forced grids (narrower spreads, more rounds), and misaligned (the shifted
+// kernels keep contiguous tiles).
+TEST_F(CudaTest, ElementwiseModesFromTwoToThe25GiveTheCpuBits) {
+  const std::int64_t n = (std::int64_t{1} << 25) + 40961;
+  std::uint64_t seed = 500;
+  for (DType t : kDTypes) {
+    auto x = random_tensor(t, n, Dist::wide_range, ++seed), y = random_tensor(t, n, Dist::normal, ++seed);
+    for (Reduction r : {Reduction::none, Reduction::mean}) {
+      auto g = upstream(t, n, r);
+      for (Which op : {Which::forward, Which::backward, Which::fused}) {
+        if (r == Reduction::mean && op != Which::backward) continue;  // the reduce kernels: tested above
+        auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
+        expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g), op, where(op, t, n, r));
+        if (t != DType::f32 && t != DType::bf16) continue;
+        for (int grid : {7, 1000}) {
+          Options o;
+          o.grid_blocks = grid;
+          expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, o), op,
+                      where(op, t, n, r) + " grid=" + std::to_string(grid));
+        }
+        Offsets off;
+        off.x = 1;
+        expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op, where(op, t, n, r) + " x off by 1");
+      }
+    }
+  }
+}
+
 TEST_F(CudaTest, StridedAndBroadcastViewsGiveTheCpuBits) {
   for (DType t : kDTypes) {
     const std::int64_t rows = 1001, cols = 777, n = rows * cols;

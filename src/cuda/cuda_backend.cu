@@ -1081,8 +1081,14 @@ __global__ void __launch_bounds__(kThreads / kSlices) mse_sliced_chunks_kernel(c
 
 enum class Ew { loss_none, grad_device_scalar, grad_each, fused_none };
 
-template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted = false>
+// mse_elementwise_kernel: vectors per thread in a tile, and the N from which
+// the `none` loss and the fused `none` pass spread their tiles (see the kernel).
+constexpr int kTileRows = 4;
+constexpr std::int64_t kSpreadFromN = std::int64_t{1} << 25;
+
+template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted = false, bool kSpread = false>
 __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelParams p) {
+  static_assert(!(kSpread && (kStrided || kShifted)), "spread tiles are for aligned, contiguous tensors");
   using C = typename Traits<T>::Compute;
   constexpr int V = Pack<T>::V;
   enter_stream_order();
@@ -1096,10 +1102,23 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
   // each vector from two aligned words: the first tile is left to the loop
   // below (its first word would start before the tensor), and so is the
   // last vector (its second word would end past it).
-  constexpr int U = 4;
+  //
+  // A tile is U rows of kThreads vectors, contiguous, one block's. For the
+  // `none` loss and the fused `none` pass from kSpreadFromN elements (aligned
+  // inputs), a thread's U vectors lie a grid's width apart instead, as the
+  // read probe and the copy walk, so that a block's tile is spread over U
+  // places. On the H200 that was 1-4 % faster for those two modes at
+  // 2^25-2^28, and slower below 2^25 and for the gradient modes (up to 6 %:
+  // docs/performance.md, sessions 23-24). The host takes the kSpread kernel
+  // and sets spread_end, the end of the last whole spread tile, which depends
+  // on the grid (a 64-bit division the kernel would call a routine for). A
+  // kernel of its own, so that the tile kernels keep their code: sharing one
+  // kernel, the tile loop compiled to code 1-6 % slower at 2^20-2^24.
+  constexpr int U = kTileRows;
   constexpr std::int64_t kTile = static_cast<std::int64_t>(kThreads) * V * U;
   std::int64_t head_end = 0, tail_start = 0;
   if (!kStrided && (kShifted || p.vec) && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
+    const std::int64_t width = static_cast<std::int64_t>(gridDim.x) * kThreads * V;  // a spread tile's row
     if (kShifted) {
       const std::int64_t body_end = p.n > V ? (p.n - V) / kTile * kTile : 0;
       if (body_end > kTile) {
@@ -1107,15 +1126,20 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
         tail_start = body_end;
       }
     } else {
-      tail_start = p.n / kTile * kTile;
+      tail_start = kSpread ? p.spread_end : p.n / kTile * kTile;
     }
-    for (std::int64_t base = head_end + blockIdx.x * kTile; base < tail_start; base += gridDim.x * kTile) {
+    // One tile: this thread's U vectors of the tile at `base`, or of the
+    // spread tile whose first vector of this thread is at `base`.
+    auto tile = [&](std::int64_t base) {
+      auto index = [&](int u) -> std::int64_t {
+        return kSpread ? base + u * width : base + (u * kThreads + threadIdx.x) * V;
+      };
       uint4 xr[U], yr[U], gr[U];
       if constexpr (kShifted) {
         uint4 xh[U], yh[U], gh[U];
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
+          const std::int64_t i = index(u);
           load_words<T>(p.x, i, p.x_shift, xr[u], xh[u]);
           load_words<T>(p.y, i, p.y_shift, yr[u], yh[u]);
           if (kMode == Ew::grad_each) load_words<T>(p.grad_output, i, p.g_shift, gr[u], gh[u]);
@@ -1129,7 +1153,7 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
       } else {
 #pragma unroll
         for (int u = 0; u < U; ++u) {
-          const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
+          const std::int64_t i = index(u);
           xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
           yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
           if (kMode == Ew::grad_each) gr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.grad_output) + i));
@@ -1137,8 +1161,9 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const std::int64_t i = base + (u * kThreads + threadIdx.x) * V;
-        Pack<T> a, b, gp, o, gi, gt;
+        const std::int64_t i = index(u);
+        Pack<T> a, b, gp, gi, gt;
+        [[maybe_unused]] Pack<T> o;  // the loss vector, where it has the input dtype
         a.u = xr[u];
         b.u = yr[u];
         gp.u = gr[u];
@@ -1163,6 +1188,15 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
           if (p.grad_target) __stcs(reinterpret_cast<uint4*>(static_cast<T*>(p.grad_target) + i), gt.u);
         }
       }
+    };
+    if constexpr (kSpread) {
+      // tail_start is a multiple of a spread tile's extent, so base <
+      // tail_start exactly when the whole spread tile lies below it.
+      for (std::int64_t base = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; base < tail_start;
+           base += U * width)
+        tile(base);
+    } else {
+      for (std::int64_t base = head_end + blockIdx.x * kTile; base < tail_start; base += gridDim.x * kTile) tile(base);
     }
   }
   // Element by element: [0, head_end), then [tail_start, N).
@@ -1441,12 +1475,24 @@ template <class T, class OutT, class G, bool kStrided, Ew kMode>
 void launch_elementwise(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
   if (kp.n == 0) return;
   auto kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode>;
-  if constexpr (!kStrided && (kMode != Ew::grad_each || std::is_same<G, T>::value))
-    if (shifted(kp, p)) kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, true>;
-  const std::int64_t tiles = (kp.n + kThreads * Pack<T>::V * 4 - 1) / (kThreads * Pack<T>::V * 4);
+  bool spread = false;  // spread tiles (see mse_elementwise_kernel)
+  if constexpr (!kStrided && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
+    if (shifted(kp, p)) {
+      kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, true>;
+    } else if constexpr (kMode == Ew::loss_none || kMode == Ew::fused_none) {
+      if (kp.vec && kp.n >= kSpreadFromN) {
+        kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, false, true>;
+        spread = true;
+      }
+    }
+  }
+  constexpr std::int64_t kTileElems = static_cast<std::int64_t>(kTileRows) * kThreads * Pack<T>::V;
+  const std::int64_t tiles = (kp.n + kTileElems - 1) / kTileElems;
   std::int64_t grid = std::min<std::int64_t>(tiles, max_resident_blocks(kernel));
   if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
-  Launch(static_cast<int>(grid), 0, stream, p.programmatic_launch)(kernel, kp);
+  KernelParams k = kp;
+  k.spread_end = spread ? kp.n / (grid * kTileElems) * (grid * kTileElems) : 0;  // whole spread tiles of this grid
+  Launch(static_cast<int>(grid), 0, stream, p.programmatic_launch)(kernel, k);
 }
 
 template <class T, class OutT, class G, bool kStrided>

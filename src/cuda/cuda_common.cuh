@@ -92,6 +92,7 @@ struct KernelParams {
   std::int64_t shape[kMaxRank];
   Strides xs, ys, outs, gis, gts, gos;
   Workspace* ws;
+  std::int64_t spread_end;  // elementwise: [0, spread_end) in spread tiles (mse_elementwise_kernel); 0: none
 };
 
 // Programmatic dependent launch (Options::programmatic_launch; sm_90 and

@@ -128,9 +128,17 @@ std::vector<Row> run(const Config& c) {
         read_probe(reinterpret_cast<const float*>(x.data()), reinterpret_cast<const float*>(y.data()),
                    static_cast<std::int64_t>(n * es / 4), threads);
       });
-      const double copy_us_per_byte =
-          time_us(c, [&] { copy_probe(x.data(), out.data(), static_cast<std::int64_t>(n * es), threads); }) /
-          (2.0 * n * es);
+      // A copy of moved / 2 bytes, timed for each size an operation needs (see run_cuda).
+      std::vector<std::pair<double, double>> copy_times;  // (moved, us)
+      auto copy_us = [&](double moved) {
+        for (const auto& [m, us] : copy_times)
+          if (m == moved) return us;
+        const auto half = static_cast<std::int64_t>(moved / 2);
+        std::vector<unsigned char> src(half, 1), dst(half);
+        const double us = time_us(c, [&] { copy_probe(src.data(), dst.data(), half, threads); });
+        copy_times.emplace_back(moved, us);
+        return us;
+      };
       for (BenchOp op : c.ops) {
         for (Reduction r : c.reductions) {
           if (c.progress) std::fprintf(stderr, "\r[%zu/%zu] cpu %s %s %s N=%lld      ", ++done, total, to_string(op), mseloss::to_string(t), mseloss::to_string(r), static_cast<long long>(n));
@@ -171,7 +179,7 @@ std::vector<Row> run(const Config& c) {
           row.us = us;
           row.gbps = bytes / us / 1e3;
           row.probe_us = probe_us;
-          row.copy_us = copy_us_per_byte * bytes;
+          row.copy_us = copy_us(bytes);
           row.vs_probe = probe_us / us;
           row.vs_copy = row.copy_us / us;
           rows.push_back(row);

@@ -38,7 +38,7 @@ struct Row {
   double us = 0;          // median time per call (CUDA: device time, events)
   double gbps = 0;        // bytes / us
   double probe_us = 0;    // read probe over the same two arrays
-  double copy_us = 0;     // copy moving `bytes` (read + write) at the copy rate
+  double copy_us = 0;     // a copy of bytes / 2 (moving `bytes`: read + write), timed at that size
   double vs_probe = 0;    // probe_us / us: 1.0 = at the read ceiling
   // CUDA forward: the probe and the call timed in turn (bench_cuda.cu,
   // time_paired): the median of the per-pair ratios probe / call and the

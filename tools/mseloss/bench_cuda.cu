@@ -298,10 +298,28 @@ std::vector<Row> run_cuda(const Config& c) {
                                        sink));
       };
       const double probe_us = time_events(c, s, probe);
-      const double copy_us_per_byte = time_events(c, s, [&](cudaStream_t st) {
-        next();
-        BENCH_CHECK(cudaMemcpyAsync(out, xs[rot], bytes, cudaMemcpyDeviceToDevice, st));
-      }) / (2.0 * bytes);
+      // The copy ceiling of an operation that moves `moved` bytes: a
+      // device-to-device copy of moved / 2 bytes, timed for that size (a
+      // copy's rate depends on its size), from rotating sources as the
+      // inputs rotate. Timed once per size: forward mean 2N, forward none,
+      // backward mean and fused mean 3N, backward none and fused none 4N.
+      std::vector<std::pair<double, double>> copy_times;  // (moved, us)
+      auto copy_us = [&](double moved) {
+        for (const auto& [m, us] : copy_times)
+          if (m == moved) return us;
+        const std::size_t half = static_cast<std::size_t>(moved / 2);
+        std::vector<unsigned char*> srcs(sets);
+        for (auto& p : srcs) p = static_cast<unsigned char*>(device_alloc(half));
+        unsigned char* dst = static_cast<unsigned char*>(device_alloc(half));
+        const double us = time_events(c, s, [&](cudaStream_t st) {
+          next();
+          BENCH_CHECK(cudaMemcpyAsync(dst, srcs[rot], half, cudaMemcpyDeviceToDevice, st));
+        });
+        for (auto* p : srcs) device_free(p);
+        device_free(dst);
+        copy_times.emplace_back(moved, us);
+        return us;
+      };
       double cub_us = 0;
       if (t != DType::f64 && std::find(c.ops.begin(), c.ops.end(), BenchOp::forward) != c.ops.end()) {
         auto run_cub = [&](auto tag) {
@@ -357,7 +375,7 @@ std::vector<Row> run_cuda(const Config& c) {
             row.host_us = host_us_per_call(s, call);
             row.gbps = row.bytes / row.us / 1e3;
             row.probe_us = probe_us;
-            row.copy_us = copy_us_per_byte * row.bytes;
+            row.copy_us = copy_us(row.bytes);
             row.vs_probe = probe_us / row.us;
             row.vs_copy = row.copy_us / row.us;
             if (op == BenchOp::forward) {
