@@ -20,6 +20,11 @@ const char* to_string(BenchOp op) {
   return "?";
 }
 
+double moved_bytes(BenchOp op, Reduction r, double tensor_bytes) {
+  const bool none = r == Reduction::none;
+  return (op == BenchOp::forward ? (none ? 3.0 : 2.0) : (none ? 4.0 : 3.0)) * tensor_bytes;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -128,7 +133,8 @@ std::vector<Row> run(const Config& c) {
         read_probe(reinterpret_cast<const float*>(x.data()), reinterpret_cast<const float*>(y.data()),
                    static_cast<std::int64_t>(n * es / 4), threads);
       });
-      // A copy of moved / 2 bytes, timed for each size an operation needs (see run_cuda).
+      // A copy of moved / 2 bytes, timed for each size an operation needs,
+      // all before the operations (see run_cuda).
       std::vector<std::pair<double, double>> copy_times;  // (moved, us)
       auto copy_us = [&](double moved) {
         for (const auto& [m, us] : copy_times)
@@ -139,6 +145,8 @@ std::vector<Row> run(const Config& c) {
         copy_times.emplace_back(moved, us);
         return us;
       };
+      for (BenchOp op : c.ops)
+        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, static_cast<double>(n * es)));
       for (BenchOp op : c.ops) {
         for (Reduction r : c.reductions) {
           if (c.progress) std::fprintf(stderr, "\r[%zu/%zu] cpu %s %s %s N=%lld      ", ++done, total, to_string(op), mseloss::to_string(t), mseloss::to_string(r), static_cast<long long>(n));
@@ -153,20 +161,12 @@ std::vector<Row> run(const Config& c) {
           o.num_threads = threads;
           TensorView go = r == Reduction::none ? TensorView::contiguous(gout.data(), t, {n})
                                                : TensorView::scalar(gout.data(), t);
-          double us = 0, bytes = 0;
+          double us = 0;
+          const double bytes = moved_bytes(op, r, static_cast<double>(n * es));
           switch (op) {
-            case BenchOp::forward:
-              us = time_us(c, [&] { forward(xv, yv, lv, o); });
-              bytes = (r == Reduction::none ? 3.0 : 2.0) * n * es;
-              break;
-            case BenchOp::backward:
-              us = time_us(c, [&] { backward(xv, yv, go, gv, {}, o); });
-              bytes = (r == Reduction::none ? 4.0 : 3.0) * n * es;
-              break;
-            case BenchOp::fused:
-              us = time_us(c, [&] { forward_backward(xv, yv, lv, gv, {}, 1.0, o); });
-              bytes = (r == Reduction::none ? 4.0 : 3.0) * n * es;
-              break;
+            case BenchOp::forward: us = time_us(c, [&] { forward(xv, yv, lv, o); }); break;
+            case BenchOp::backward: us = time_us(c, [&] { backward(xv, yv, go, gv, {}, o); }); break;
+            case BenchOp::fused: us = time_us(c, [&] { forward_backward(xv, yv, lv, gv, {}, 1.0, o); }); break;
           }
           Row row;
           row.op = to_string(op);

@@ -15,6 +15,12 @@ namespace mseloss::bench {
 enum class BenchOp { forward, backward, fused };
 const char* to_string(BenchOp op);
 
+// The fewest bytes an operation moves over tensors of `tensor_bytes` each:
+// forward mean/sum reads two (2), forward none also writes one (3),
+// backward and fused mean/sum read two and write one (3), their none forms
+// read or write one more (4).
+double moved_bytes(BenchOp op, Reduction r, double tensor_bytes);
+
 struct Config {
   Device device = Device::cpu;
   std::vector<std::int64_t> sizes;

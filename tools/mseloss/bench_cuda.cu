@@ -301,8 +301,10 @@ std::vector<Row> run_cuda(const Config& c) {
       // The copy ceiling of an operation that moves `moved` bytes: a
       // device-to-device copy of moved / 2 bytes, timed for that size (a
       // copy's rate depends on its size), from rotating sources as the
-      // inputs rotate. Timed once per size: forward mean 2N, forward none,
-      // backward mean and fused mean 3N, backward none and fused none 4N.
+      // inputs rotate. Timed once per size (forward mean 2N, forward none,
+      // backward mean and fused mean 3N, backward none and fused none 4N),
+      // all before the operations, so that no allocation or free of the
+      // copy's buffers falls between two operations' timings.
       std::vector<std::pair<double, double>> copy_times;  // (moved, us)
       auto copy_us = [&](double moved) {
         for (const auto& [m, us] : copy_times)
@@ -332,6 +334,8 @@ std::vector<Row> run_cuda(const Config& c) {
         if (t == DType::f16) cub_us = run_cub(Half{});
         if (t == DType::bf16) cub_us = run_cub(BFloat16{});
       }
+      for (BenchOp op : c.ops)
+        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, bytes));
       for (BenchOp op : c.ops)
         for (Reduction r : c.reductions)
           for (Algorithm algo : c.algorithms) {
@@ -368,8 +372,7 @@ std::vector<Row> run_cuda(const Config& c) {
             row.dtype = mseloss::to_string(t);
             row.reduction = mseloss::to_string(r);
             row.n = n;
-            row.bytes = (op == BenchOp::forward ? (r == Reduction::none ? 3.0 : 2.0)
-                                                : (r == Reduction::none ? 4.0 : 3.0)) * static_cast<double>(bytes);
+            row.bytes = moved_bytes(op, r, bytes);
             row.us = time_events(c, s, call);
             if (n <= (std::int64_t{1} << 20)) row.graph_us = time_graph(c, s, call);
             row.host_us = host_us_per_call(s, call);
