@@ -1108,10 +1108,10 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
   // inputs), a thread's U vectors lie a grid's width apart instead, as the
   // read probe and the copy walk, so that a block's tile is spread over U
   // places. On the H200 that was up to 4 % faster for those two modes at
-  // 2^25-2^28 and slower below 2^25; the gradient modes measured 2-7 %
-  // slower, in a run that could not separate the kernel from a bench change
-  // (docs/performance.md, sessions 23-24), so they keep the contiguous
-  // tiles. The host takes the kSpread kernel
+  // 2^25-2^28 and slower below 2^25; for the gradient modes it changed
+  // backward by -3 to +1 % (session 24's 2-7 % slowdown was its bench:
+  // docs/performance.md, session 25), so they keep the contiguous tiles.
+  // The host takes the kSpread kernel
   // and sets spread_end, the end of the last whole spread tile, which depends
   // on the grid (a 64-bit division the kernel would call a routine for). A
   // kernel of its own, so that the tile kernels keep their code: sharing one
