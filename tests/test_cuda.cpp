@@ -250,33 +250,36 @@ TEST_F(CudaTest, GridSizeNeverChangesTheBits) {
   }
 }
 
-// From 2^25 elements the `none` loss and the fused `none` pass spread a
-// thread's vectors a grid's width apart (mse_elementwise_kernel): every
-// elementwise mode and dtype there (the gradient modes keep contiguous tiles),
-// with a tail of whole and partial vectors past the last spread tile, on
-// forced grids (narrower spreads, more rounds), and misaligned (the shifted
-// kernels keep contiguous tiles).
-TEST_F(CudaTest, ElementwiseModesFromTwoToThe25GiveTheCpuBits) {
-  const std::int64_t n = (std::int64_t{1} << 25) + 40961;
+// From 2^24 elements (aligned, contiguous) the elementwise kernel deals its
+// tiles from the workspace's counter, which its launch's last request resets
+// (mse_elementwise_kernel): every elementwise mode and dtype, just above the
+// threshold and at 2^25, each with a tail of whole and partial vectors past
+// the last whole tile, called again and again on one stream (a counter left
+// unreset would skip tiles of the next call, whose outputs are poisoned), on
+// forced grids (7 blocks: hundreds of tiles each), and misaligned (the
+// shifted kernels are not dealt).
+TEST_F(CudaTest, ElementwiseModesWithDealtTilesGiveTheCpuBits) {
   std::uint64_t seed = 500;
-  for (DType t : kDTypes) {
-    auto x = random_tensor(t, n, Dist::wide_range, ++seed), y = random_tensor(t, n, Dist::normal, ++seed);
-    for (Reduction r : {Reduction::none, Reduction::mean}) {
-      auto g = upstream(t, n, r);
-      for (Which op : {Which::forward, Which::backward, Which::fused}) {
-        if (r == Reduction::mean && op != Which::backward) continue;  // the reduce kernels: tested above
-        auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
-        expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g), op, where(op, t, n, r));
-        if (t != DType::f32 && t != DType::bf16) continue;
-        for (int grid : {7, 1000}) {
-          Options o;
-          o.grid_blocks = grid;
-          expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, o), op,
-                      where(op, t, n, r) + " grid=" + std::to_string(grid));
+  for (std::int64_t n : {(std::int64_t{1} << 24) + 3, (std::int64_t{1} << 25) + 40961}) {
+    for (DType t : kDTypes) {
+      auto x = random_tensor(t, n, Dist::wide_range, ++seed), y = random_tensor(t, n, Dist::normal, ++seed);
+      for (Reduction r : {Reduction::none, Reduction::mean}) {
+        auto g = upstream(t, n, r);
+        for (Which op : {Which::forward, Which::backward, Which::fused}) {
+          if (r == Reduction::mean && op != Which::backward) continue;  // the reduce kernels: tested above
+          auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
+          expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g), op, where(op, t, n, r));
+          if (t != DType::f32 && t != DType::bf16) continue;
+          for (int grid : {7, 1000}) {
+            Options o;
+            o.grid_blocks = grid;
+            expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, o), op,
+                        where(op, t, n, r) + " grid=" + std::to_string(grid));
+          }
+          Offsets off;
+          off.x = 1;
+          expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op, where(op, t, n, r) + " x off by 1");
         }
-        Offsets off;
-        off.x = 1;
-        expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op, where(op, t, n, r) + " x off by 1");
       }
     }
   }

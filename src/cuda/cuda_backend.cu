@@ -32,6 +32,7 @@
 // both: each vector is cut from the two aligned words that cover it.
 #include <algorithm>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <type_traits>
@@ -1081,14 +1082,16 @@ __global__ void __launch_bounds__(kThreads / kSlices) mse_sliced_chunks_kernel(c
 
 enum class Ew { loss_none, grad_device_scalar, grad_each, fused_none };
 
-// mse_elementwise_kernel: vectors per thread in a tile, and the N from which
-// the `none` loss and the fused `none` pass spread their tiles (see the kernel).
+// mse_elementwise_kernel: vectors per thread in a tile; from kDealFromN
+// elements, the tiles are dealt from a counter to kDealBlocksPerSm blocks per
+// SM (see the kernel).
 constexpr int kTileRows = 4;
-constexpr std::int64_t kSpreadFromN = std::int64_t{1} << 25;
+constexpr std::int64_t kDealFromN = std::int64_t{1} << 24;
+constexpr int kDealBlocksPerSm = 2;
 
-template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted = false, bool kSpread = false>
+template <class T, class OutT, class G, bool kStrided, Ew kMode, bool kShifted = false, bool kDealt = false>
 __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelParams p) {
-  static_assert(!(kSpread && (kStrided || kShifted)), "spread tiles are for aligned, contiguous tensors");
+  static_assert(!(kDealt && (kStrided || kShifted)), "dealt tiles are for aligned, contiguous tensors");
   using C = typename Traits<T>::Compute;
   constexpr int V = Pack<T>::V;
   enter_stream_order();
@@ -1103,24 +1106,29 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
   // below (its first word would start before the tensor), and so is the
   // last vector (its second word would end past it).
   //
-  // A tile is U rows of kThreads vectors, contiguous, one block's. For the
-  // `none` loss and the fused `none` pass from kSpreadFromN elements (aligned
-  // inputs), a thread's U vectors lie a grid's width apart instead, as the
-  // read probe and the copy walk, so that a block's tile is spread over U
-  // places. On the H200 that was up to 4 % faster for those two modes at
-  // 2^25-2^28 and slower below 2^25; for the gradient modes it changed
-  // backward by -3 to +1 % (session 24's 2-7 % slowdown was its bench:
-  // docs/performance.md, session 25), so they keep the contiguous tiles.
-  // The host takes the kSpread kernel
-  // and sets spread_end, the end of the last whole spread tile, which depends
-  // on the grid (a 64-bit division the kernel would call a routine for). A
-  // kernel of its own, so that the tile kernels keep their code: sharing one
-  // kernel, the tile loop compiled to code 1-6 % slower at 2^20-2^24.
+  // A tile is U rows of kThreads vectors, contiguous, one block's: 16 KiB of
+  // each operand. Grid-strided, a block's share is fixed in advance. Dealt
+  // (kDealt: aligned contiguous tensors from kDealFromN elements), every
+  // block starts at tile blockIdx.x and asks the workspace's counter for its
+  // next tile as it starts one, so a block that runs ahead takes more tiles
+  // and none idles while others finish their share; kDealBlocksPerSm blocks
+  // per SM. A read-2-write-1 kernel walked so reached the copy of its bytes
+  // where grid-strided tiles, static chunks or the read probe's walk (a
+  // thread's vectors a grid's width apart) stayed 5-7 % short (H200 at 2^25
+  // and 2^26, docs/performance.md, session 25). In the library (H100,
+  // session 26) dealt tiles made the elementwise modes 1.6-8 % faster from
+  // 2^25 (-5 to +1 % at 2^24) and up to 10 % slower at 2^20-2^22, where a
+  // block has only a few tiles (2^23: mixed);
+  // from 2^25, 2 blocks per SM were up to 1.2 % faster than 3, and 4 slower.
+  //
+  // The counter needs no reset by a finishing block: each processed tile
+  // makes one request, so the requests of a launch are exactly its whole
+  // tiles, and the request that returns the last value is the launch's last;
+  // its thread sets the counter back to zero.
   constexpr int U = kTileRows;
   constexpr std::int64_t kTile = static_cast<std::int64_t>(kThreads) * V * U;
   std::int64_t head_end = 0, tail_start = 0;
   if (!kStrided && (kShifted || p.vec) && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
-    const std::int64_t width = static_cast<std::int64_t>(gridDim.x) * kThreads * V;  // a spread tile's row
     if (kShifted) {
       const std::int64_t body_end = p.n > V ? (p.n - V) / kTile * kTile : 0;
       if (body_end > kTile) {
@@ -1128,14 +1136,11 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
         tail_start = body_end;
       }
     } else {
-      tail_start = kSpread ? p.spread_end : p.n / kTile * kTile;
+      tail_start = p.n / kTile * kTile;
     }
-    // One tile: this thread's U vectors of the tile at `base`, or of the
-    // spread tile whose first vector of this thread is at `base`.
+    // One tile: this thread's U vectors of the tile at `base`.
     auto tile = [&](std::int64_t base) {
-      auto index = [&](int u) -> std::int64_t {
-        return kSpread ? base + u * width : base + (u * kThreads + threadIdx.x) * V;
-      };
+      auto index = [&](int u) -> std::int64_t { return base + (u * kThreads + threadIdx.x) * V; };
       uint4 xr[U], yr[U], gr[U];
       if constexpr (kShifted) {
         uint4 xh[U], yh[U], gh[U];
@@ -1191,12 +1196,21 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
         }
       }
     };
-    if constexpr (kSpread) {
-      // tail_start is a multiple of a spread tile's extent, so base <
-      // tail_start exactly when the whole spread tile lies below it.
-      for (std::int64_t base = (static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x) * V; base < tail_start;
-           base += U * width)
-        tile(base);
+    if constexpr (kDealt) {
+      __shared__ unsigned dealt[2];  // double-buffered: one barrier per tile
+      int parity = 0;
+      const std::int64_t tiles = tail_start / kTile;  // < 2^32 (launch_elementwise)
+      for (std::int64_t t = blockIdx.x; t < tiles;) {
+        if (threadIdx.x == 0) {  // asked now, used after this tile: its latency is hidden
+          const unsigned r = atomicAdd(&p.ws->next_tile, 1u);
+          if (r == tiles - 1) atomicExch(&p.ws->next_tile, 0u);
+          dealt[parity] = r;
+        }
+        tile(t * kTile);
+        __syncthreads();
+        t = static_cast<std::int64_t>(gridDim.x) + dealt[parity];
+        parity ^= 1;
+      }
     } else {
       for (std::int64_t base = head_end + blockIdx.x * kTile; base < tail_start; base += gridDim.x * kTile) tile(base);
     }
@@ -1477,23 +1491,21 @@ template <class T, class OutT, class G, bool kStrided, Ew kMode>
 void launch_elementwise(const KernelParams& kp, const Problem& p, cudaStream_t stream) {
   if (kp.n == 0) return;
   auto kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode>;
-  bool spread = false;  // spread tiles (see mse_elementwise_kernel)
+  constexpr std::int64_t kTileElems = static_cast<std::int64_t>(kTileRows) * kThreads * Pack<T>::V;
+  const std::int64_t tiles = (kp.n + kTileElems - 1) / kTileElems;
+  std::int64_t grid = std::numeric_limits<std::int64_t>::max();
+  KernelParams k = kp;
   if constexpr (!kStrided && (kMode != Ew::grad_each || std::is_same<G, T>::value)) {
     if (shifted(kp, p)) {
       kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, true>;
-    } else if constexpr (kMode == Ew::loss_none || kMode == Ew::fused_none) {
-      if (kp.vec && kp.n >= kSpreadFromN) {
-        kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, false, true>;
-        spread = true;
-      }
+    } else if (kp.vec && kp.n >= kDealFromN && tiles < (std::int64_t{1} << 32)) {  // dealt tiles (see the kernel)
+      kernel = mse_elementwise_kernel<T, OutT, G, kStrided, kMode, false, true>;
+      grid = static_cast<std::int64_t>(kDealBlocksPerSm) * sm_count();
+      k.ws = workspace_for(stream);
     }
   }
-  constexpr std::int64_t kTileElems = static_cast<std::int64_t>(kTileRows) * kThreads * Pack<T>::V;
-  const std::int64_t tiles = (kp.n + kTileElems - 1) / kTileElems;
-  std::int64_t grid = std::min<std::int64_t>(tiles, max_resident_blocks(kernel));
+  grid = std::min({grid, tiles, static_cast<std::int64_t>(max_resident_blocks(kernel))});
   if (p.grid_blocks > 0) grid = std::min<std::int64_t>(grid, p.grid_blocks);
-  KernelParams k = kp;
-  k.spread_end = spread ? kp.n / (grid * kTileElems) * (grid * kTileElems) : 0;  // whole spread tiles of this grid
   Launch(static_cast<int>(grid), 0, stream, p.programmatic_launch)(kernel, k);
 }
 

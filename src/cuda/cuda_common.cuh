@@ -41,7 +41,8 @@ constexpr unsigned long long kEmptySlot = ~0ull;
 // Scratch memory of one (device, stream): the chunk partials, the ticket
 // counter that picks the block which finishes the reduction, and the counter
 // that deals chunks to the fused pass's blocks. The finishing block resets
-// both, so they are zero between launches.
+// both, so they are zero between launches. The elementwise kernel's tile
+// dealer is reset by the thread whose request was its launch's last.
 //
 // `posted` holds the chunk partials of the launches whose finishing block
 // collects them as they land (fp32 and 16-bit inputs): a slot is kEmptySlot
@@ -52,6 +53,7 @@ struct Workspace {
   double posted[kMaxChunks];
   unsigned int ticket;
   unsigned int next_chunk;
+  unsigned int next_tile;  // the elementwise kernel's tile dealer (mse_elementwise_kernel)
   float atomic_sum;  // the comparison algorithms' fp32 accumulator
 };
 
@@ -92,7 +94,6 @@ struct KernelParams {
   std::int64_t shape[kMaxRank];
   Strides xs, ys, outs, gis, gts, gos;
   Workspace* ws;
-  std::int64_t spread_end;  // elementwise: [0, spread_end) in spread tiles (mse_elementwise_kernel); 0: none
 };
 
 // Programmatic dependent launch (Options::programmatic_launch; sm_90 and
