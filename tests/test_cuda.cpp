@@ -252,13 +252,16 @@ TEST_F(CudaTest, GridSizeNeverChangesTheBits) {
 
 // From 2^24 elements (aligned, contiguous) the elementwise kernel deals its
 // tiles from the workspace's counter, which its launch's last request resets
-// (mse_elementwise_kernel): every elementwise mode and dtype, just above the
-// threshold and at 2^25, each with a tail of whole and partial vectors past
-// the last whole tile, called again and again on one stream (a counter left
-// unreset would skip tiles of the next call, whose outputs are poisoned), on
-// forced grids (7 blocks: hundreds of tiles each), and misaligned (the
-// shifted kernels are not dealt).
-TEST_F(CudaTest, ElementwiseModesWithDealtTilesGiveTheCpuBits) {
+// (mse_elementwise_kernel); the fused mean pass deals its chunks from another
+// (for fp32 in mse_fused_stream_kernel, for 16-bit inputs at these sizes in
+// the ring kernel): every elementwise mode, the fused mean pass and
+// every dtype, just above the threshold and at 2^25, each with a tail of whole
+// and partial vectors past the last whole tile (and a last chunk cut short),
+// called again and again on one stream (a counter left unreset would skip
+// tiles or chunks of the next call, whose outputs are poisoned), on forced
+// grids (7 blocks: hundreds of tiles each; 1000: one or two chunks each at
+// 2^24), and misaligned (the shifted kernels are not dealt).
+TEST_F(CudaTest, DealtTilesAndChunksGiveTheCpuBits) {
   std::uint64_t seed = 500;
   for (std::int64_t n : {(std::int64_t{1} << 24) + 3, (std::int64_t{1} << 25) + 40961}) {
     for (DType t : kDTypes) {
@@ -266,7 +269,7 @@ TEST_F(CudaTest, ElementwiseModesWithDealtTilesGiveTheCpuBits) {
       for (Reduction r : {Reduction::none, Reduction::mean}) {
         auto g = upstream(t, n, r);
         for (Which op : {Which::forward, Which::backward, Which::fused}) {
-          if (r == Reduction::mean && op != Which::backward) continue;  // the reduce kernels: tested above
+          if (r == Reduction::mean && op == Which::forward) continue;  // the persistent forward: tested above
           auto cpu = run_op(Device::cpu, op, t, n, r, x, y, g);
           expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g), op, where(op, t, n, r));
           if (t != DType::f32 && t != DType::bf16) continue;
@@ -279,6 +282,42 @@ TEST_F(CudaTest, ElementwiseModesWithDealtTilesGiveTheCpuBits) {
           Offsets off;
           off.x = 1;
           expect_same(cpu, run_op(Device::cuda, op, t, n, r, x, y, g, {}, off), op, where(op, t, n, r) + " x off by 1");
+        }
+      }
+    }
+  }
+}
+
+// Fused passes with more chunks than 3 per SM (the reduce kernel's grid) go to
+// mse_fused_stream_kernel, 16-bit ones only up to 5 per SM; the others to the
+// reduce kernel (launch_reduce): chunk counts at each bound and one past it,
+// for this GPU's SM count, each with a last chunk cut short, mean and sum, on
+// the default grid and on forced ones (7 blocks: about a hundred chunks each;
+// 500: more blocks than are resident, one or two chunks each where there are
+// more chunks than that).
+TEST_F(CudaTest, FusedPassesAroundTheLeanKernelsBoundsGiveTheCpuBits) {
+  int dev = 0, sms = 0;
+  CUDA_OK(cudaGetDevice(&dev));
+  CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::uint64_t seed = 900;
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    // 8 rows of 4096 bytes while K <= 4096 (docs/numerics.md §2)
+    const std::int64_t chunk = 8 * 4096 / static_cast<std::int64_t>(es(t));
+    std::vector<std::int64_t> counts = {3 * sms, 3 * sms + 1};
+    if (t != DType::f32) counts.insert(counts.end(), {5 * sms, 5 * sms + 1});
+    for (std::int64_t chunks : counts) {
+      const std::int64_t n = (chunks - 1) * chunk + 4099;
+      auto x = random_tensor(t, n, Dist::wide_range, ++seed), y = random_tensor(t, n, Dist::normal, ++seed);
+      for (Reduction r : {Reduction::mean, Reduction::sum}) {
+        auto g = upstream(t, n, r);
+        auto cpu = run_op(Device::cpu, Which::fused, t, n, r, x, y, g);
+        const std::string ctx = where(Which::fused, t, n, r) + " (" + std::to_string(chunks) + " chunks)";
+        expect_same(cpu, run_op(Device::cuda, Which::fused, t, n, r, x, y, g), Which::fused, ctx);
+        for (int grid : {7, 500}) {
+          Options o;
+          o.grid_blocks = grid;
+          expect_same(cpu, run_op(Device::cuda, Which::fused, t, n, r, x, y, g, o), Which::fused,
+                      ctx + " grid=" + std::to_string(grid));
         }
       }
     }

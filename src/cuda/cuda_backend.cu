@@ -13,7 +13,10 @@
 // its value, so the bits depend on the data alone. The fused pass takes its
 // chunks from a counter instead of striding, and its 16-bit form brings rows
 // in through a ring of shared-memory slots (cp.async) instead of registers
-// (kRing).
+// (kRing). Contiguous aligned tensors with many chunks go to lean kernels of
+// the same walk without the other forms' branches: mse_stream_kernel (the
+// forward pass) and mse_fused_stream_kernel (the fused pass: fp32, and
+// 16-bit inputs up to 5 chunks per SM).
 //
 // Small N: one chunk is one block of mse_few_chunks_kernel. 2 to 16 chunks
 // of fp32 or 16-bit inputs go to mse_sliced_chunks_kernel, several blocks
@@ -25,8 +28,8 @@
 // device has it, and orders itself after the previous kernel of its stream
 // (enter_stream_order).
 //
-// mse_elementwise_kernel (none, backward, forward_backward with none): a
-// grid-strided loop over 16-byte vectors.
+// mse_elementwise_kernel (none, backward, forward_backward with none): tiles
+// of 16-byte vectors, grid-strided, or from 2^24 elements dealt from a counter.
 //
 // Contiguous inputs off 16-byte boundaries take the kShifted variants of
 // both: each vector is cut from the two aligned words that cover it.
@@ -905,6 +908,149 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false,
   }
 }
 
+// The fused pass (forward_backward, mean or sum) over a contiguous,
+// 16-byte-aligned tensor of fp32 or 16-bit inputs with more chunks than
+// blocks (launch_reduce says for which K): chunks dealt from the workspace's
+// counter, kFusedRows rows of x and y in flight per thread in registers, the
+// gradient stored as each row is folded, kFusedBlocksPerSm blocks per SM.
+// Same lanes, rows, trees and posted partials as mse_reduce_kernel's fused
+// form: the same bits.
+//
+// Why a kernel of its own: mse_reduce_kernel's fused form (3 blocks per SM;
+// for 16-bit inputs, rows through the shared-memory ring) carries the
+// branches of its other forms. Against it (docs/performance.md, session 28),
+// where both deal chunks (more chunks than its 3 blocks per SM): fp32 2.5-9 %
+// faster at 448-640 chunks (H100) and 1-5 % at 2^22-2^28 (H200: 0.964-0.986
+// of a copy of its bytes from 2^24); 16-bit 3-16 % faster at 448-660 chunks,
+// but within 1.3 % of the ring at 1024-1536 chunks and 3-5 % slower at
+// 2^25-2^26 (H200), so launch_reduce gives it 16-bit inputs only up to 5
+// chunks per SM. With no more chunks than the reduce kernel's blocks, each
+// chunk has a block of its own there, and this kernel's 2 blocks per SM were
+// 3-10 % slower (H200, fp32 272-296 chunks, bf16 and fp16 396). 4 rows in
+// flight and 2 blocks per SM: 8 rows were the same for fp32 and, for 16-bit
+// inputs, spill and were slower at 512 chunks (though 2 % faster than the
+// ring at 2^25-2^26, 3 % slower at 2^28); 3 blocks per SM were 1-4 % slower
+// for fp32, and 2 rows at 3 blocks slower still for 16-bit.
+constexpr int kFusedRows = 4;
+constexpr int kFusedBlocksPerSm = 2;
+
+template <class T, class OutT>
+__global__ void __launch_bounds__(kThreads, kFusedBlocksPerSm) mse_fused_stream_kernel(const KernelParams p) {
+  using C = typename Traits<T>::Compute;
+  using Acc = typename Traits<T>::Acc;
+  using OC = typename Traits<OutT>::Compute;
+  static_assert(std::is_same<Acc, double>::value, "partials are posted to 8-byte slots");
+  constexpr int V = Pack<T>::V;
+  constexpr int kLanes = kRowBytes / static_cast<int>(sizeof(T));  // W (§2)
+  constexpr int U = kFusedRows;  // divides R: R is a power of two >= kMinRows
+  static_assert(U <= kMinRows && (kMinRows % U) == 0, "whole rounds of rows per chunk");
+  __shared__ Acc warp_part[kBatch][kWarps];
+  __shared__ int batch_chunk[kBatch];  // the chunk of each batch entry
+  __shared__ int next_chunk[2];        // double-buffered: one barrier per chunk
+  __shared__ bool is_last;
+  enter_stream_order();
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int K = static_cast<int>(p.local_chunks);
+  const C scale = static_cast<C>(p.host_scale64);
+  if (tid == 0) is_last = false;
+
+  int nb = 0, parity = 0;
+  auto flush = [&]() {
+    __syncthreads();
+    if (tid < nb) {
+      const Acc* w = warp_part[tid];
+      const Acc v = acc_add(acc_add(acc_add(w[0], w[1]), acc_add(w[2], w[3])),
+                            acc_add(acc_add(w[4], w[5]), acc_add(w[6], w[7])));
+      post_partial(&p.ws->posted[partial_slot(batch_chunk[tid], static_cast<int>(p.geo.chunks_pow2))], v);
+    }
+    __syncthreads();
+    nb = 0;
+  };
+
+  // Every block starts at chunk blockIdx.x; the counter deals chunks from
+  // gridDim.x on, one request per chunk processed, asked as the chunk starts
+  // and used after it (its latency is hidden). The K requests return 0..K-1;
+  // the block whose request returned K - 1 asked last, so every chunk has
+  // been taken: it finishes, polling the posted slots, and resets the counter.
+  for (int c = blockIdx.x; c < K;) {
+    unsigned dealt_next = 0;
+    if (tid == 0) {
+      dealt_next = atomicAdd(&p.ws->next_chunk, 1u);
+      batch_chunk[nb] = c;
+    }
+    Acc acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = acc_zero<Acc>();
+    const std::int64_t start = static_cast<std::int64_t>(c) * p.geo.chunk;
+    if (start + p.geo.chunk <= p.n) {
+      for (int r0 = 0; r0 < p.geo.rows; r0 += U) {
+        uint4 xr[U], yr[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const std::int64_t i = start + (r0 + u) * kLanes + tid * V;
+          xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
+          yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
+        }
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+          fold_vector<T, true, true>(acc, xr[u], yr[u], scale, p.grad_input, p.grad_target,
+                                     start + (r0 + u) * kLanes + tid * V);
+      }
+    } else {  // the tensor's last chunk, cut short: row by row
+#pragma unroll 1
+      for (int r = 0; r < p.geo.rows; ++r) {
+        const std::int64_t i = start + static_cast<std::int64_t>(r) * kLanes + tid * V;
+        if (i >= p.n) break;  // so are the later rows
+        const int cnt = p.n - i >= V ? V : static_cast<int>(p.n - i);
+        C xv[V], yv[V], gv[V];
+        load_elems<T, false>(p, p.x, p.xs, i, cnt, xv);
+        load_elems<T, false>(p, p.y, p.ys, i, cnt, yv);
+#pragma unroll
+        for (int v = 0; v < V; ++v) {
+          if (v < cnt) {
+            const C d = diff(xv[v], yv[v]);
+            acc[v] = acc_add_term(acc[v], d);
+            gv[v] = d * scale;
+          }
+        }
+        store_elems<T, false>(p, p.grad_input, p.gis, i, cnt, gv);
+        if (p.grad_target) {
+#pragma unroll
+          for (int v = 0; v < V; ++v) gv[v] = -gv[v];
+          store_elems<T, false>(p, p.grad_target, p.gts, i, cnt, gv);
+        }
+      }
+    }
+    const Acc wv = warp_tree(pairwise_tree(acc));
+    if (lane == 0) warp_part[nb][warp] = wv;
+    if (tid == 0) {
+      if (dealt_next == static_cast<unsigned>(K - 1)) is_last = true;
+      next_chunk[parity] = static_cast<int>(gridDim.x + dealt_next);
+    }
+    __syncthreads();
+    c = next_chunk[parity];
+    parity ^= 1;
+    if (++nb == kBatch) flush();
+  }
+  if (nb > 0) flush();
+  if (!is_last) return;  // set before the last barrier above
+
+  Acc v = with_segment_length(p.geo.chunks_pow2, [&](auto L) { return posted_tree<decltype(L)::value>(p.ws->posted, K, tid); });
+  v = warp_tree(v);
+  if (lane == 0) warp_part[0][warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < kWarps ? warp_part[0][lane] : acc_zero<Acc>();
+#pragma unroll
+    for (int off = 1; off < kWarps; off *= 2) v = acc_add(v, shfl_down(v, off));
+    if (lane == 0) {
+      *static_cast<OutT*>(p.out) = Traits<OutT>::store(static_cast<OC>(finish(v, p.global_n, p.mean)));
+      p.ws->next_chunk = 0;  // every request has been made: reset for the next launch
+    }
+  }
+}
+
 // The lane sums (§2) of column `col` (lanes [V col, V col + V)) of the chunk
 // at element `start`, for the few-chunk kernels (R = 8 rows; kRows < 8 where the tensor
 // has no more rows): the column's whole vectors are all loaded before any is
@@ -1470,6 +1616,22 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   }
   if constexpr (!kStrided)
     if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
+  // The fused pass of a contiguous, aligned tensor with more chunks than the
+  // reduce kernel's grid: the lean dealt kernel (see mse_fused_stream_kernel),
+  // for 16-bit inputs only up to 5 chunks per SM. The choice depends on K
+  // alone, so a forced grid (tests) tests the kernel the default grid runs.
+  if constexpr (!kStrided && kGrad && !std::is_same<T, double>::value)
+    if (kp.vec && p.stage == Stage::whole) {
+      const std::int64_t K = kp.local_chunks;
+      const int reduce_blocks = reduce_grid(K, max_resident_blocks(kernel, smem) / sms, sms, 0);
+      const Kernel fused = mse_fused_stream_kernel<T, OutT>;
+      const int fused_grid = reduce_grid(K, max_resident_blocks(fused) / sms, sms, p.grid_blocks);
+      if (K > reduce_blocks && (sizeof(T) == 4 || K <= 5 * sms) && K > fused_grid) {
+        kp.deal_chunks = true;
+        Launch(fused_grid, 0, stream, p.programmatic_launch)(fused, kp);
+        return;
+      }
+    }
   // The forward pass of a contiguous, aligned tensor, more chunks than SMs:
   // the lean persistent kernel (see mse_stream_kernel). A forced grid
   // (tests) takes it too, so its grid independence is tested.
