@@ -931,6 +931,10 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false,
 // inputs, spill and were slower at 512 chunks (though 2 % faster than the
 // ring at 2^25-2^26, 3 % slower at 2^28); 3 blocks per SM were 1-4 % slower
 // for fp32, and 2 rows at 3 blocks slower still for 16-bit.
+//
+// Its walk, flush and finish follow mse_stream_kernel's and are written out
+// again for the reason given there: helpers shared with mse_reduce_kernel
+// changed the machine code of the forms this kernel does not replace.
 constexpr int kFusedRows = 4;
 constexpr int kFusedBlocksPerSm = 2;
 
