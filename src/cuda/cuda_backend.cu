@@ -1631,7 +1631,6 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
       const Kernel fused = mse_fused_stream_kernel<T, OutT>;
       const int fused_grid = reduce_grid(K, max_resident_blocks(fused) / sms, sms, p.grid_blocks);
       if (K > reduce_blocks && (sizeof(T) == 4 || K <= 5 * sms) && K > fused_grid) {
-        kp.deal_chunks = true;
         Launch(fused_grid, 0, stream, p.programmatic_launch)(fused, kp);
         return;
       }
