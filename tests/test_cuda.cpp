@@ -259,7 +259,7 @@ TEST_F(CudaTest, GridSizeNeverChangesTheBits) {
 // and partial vectors past the last whole tile (and a last chunk cut short),
 // called again and again on one stream (a counter left unreset would skip
 // tiles or chunks of the next call, whose outputs are poisoned), on forced
-// grids (7 blocks: hundreds of tiles each; 1000: one or two chunks each at
+// grids (7 blocks: hundreds of tiles each; 1000: one to three chunks each at
 // 2^24), and misaligned (the shifted kernels are not dealt).
 TEST_F(CudaTest, DealtTilesAndChunksGiveTheCpuBits) {
   std::uint64_t seed = 500;
