@@ -208,6 +208,29 @@ __device__ __forceinline__ void load_words(const void* ptr, std::int64_t i, int 
   hi = __ldg(w + 1);
 }
 
+// Every load of a group in flight before its arithmetic. To save registers,
+// ptxas may sink the later rows' loads of a group below the first rows'
+// arithmetic, which halves the bytes a thread keeps in flight: forward `none`
+// issued 4 of its 8 loads first and ran 7 % behind backward mean on the H200,
+// whose code issued all 8 (session 29, docs/performance.md). Each word of x is
+// made to depend on every loaded vector through `zero` (always 0, a kernel
+// parameter the compiler cannot know), so no arithmetic on x starts before
+// the last load is issued. `more` folds in further loads (a gradient's).
+template <int U>
+__device__ __forceinline__ void issue_loads_first(uint4 (&x)[U], const uint4 (&y)[U], unsigned more, unsigned zero) {
+  unsigned all = more;
+#pragma unroll
+  for (int u = 0; u < U; ++u) all |= x[u].x ^ y[u].x;
+  all &= zero;
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    x[u].x ^= all;
+    x[u].y ^= all;
+    x[u].z ^= all;
+    x[u].w ^= all;
+  }
+}
+
 // cp.async (sm_80+): a 16-byte copy from global to shared memory that holds
 // no register while in flight, L2 only (.cg), marked evict-first in L2 as the
 // __ldcs loads are. Groups complete in commit order; a thread that waits for
@@ -996,6 +1019,7 @@ __global__ void __launch_bounds__(kThreads, kFusedBlocksPerSm) mse_fused_stream_
           xr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.x) + i));
           yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
         }
+        if constexpr (sizeof(T) == 2) issue_loads_first(xr, yr, 0u, p.zero);  // fp32 issues all 8 as it is
 #pragma unroll
         for (int u = 0; u < U; ++u)
           fold_vector<T, true, true>(acc, xr[u], yr[u], scale, p.grad_input, p.grad_target,
@@ -1315,6 +1339,13 @@ __global__ void __launch_bounds__(kThreads) mse_elementwise_kernel(const KernelP
           yr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.y) + i));
           if (kMode == Ew::grad_each) gr[u] = __ldcs(reinterpret_cast<const uint4*>(static_cast<const T*>(p.grad_output) + i));
         }
+      }
+      if constexpr (kDealt) {  // below kDealFromN: 1-3 % slower in some modes (H100, session 29)
+        unsigned more = 0;
+        if (kMode == Ew::grad_each)
+#pragma unroll
+          for (int u = 0; u < U; ++u) more |= gr[u].x;
+        issue_loads_first(xr, yr, more, p.zero);
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -1764,6 +1795,7 @@ void run(const Problem& p) {
   kp.stage = p.stage;
   kp.rank = std::max(p.rank, 1);
   kp.mean = p.mean();
+  kp.zero = 0;  // issue_loads_first XORs it into the data: it must be 0
   for (int d = 0; d < kMaxRank; ++d) {
     kp.shape[d] = p.rank == 0 ? 1 : p.shape[d];
     kp.xs.s[d] = p.input.strides[d];

@@ -91,6 +91,7 @@ struct KernelParams {
   int g_shift;  // ... and grad_output (elementwise backward)
   bool mean;
   double host_scale64;  // forward_backward: grad_scale64(g, N, mean), computed on the host
+  unsigned zero;        // always 0, a value the compiler cannot know (issue_loads_first)
   std::int64_t shape[kMaxRank];
   Strides xs, ys, outs, gis, gts, gos;
   Workspace* ws;
