@@ -216,6 +216,7 @@ __device__ __forceinline__ void load_words(const void* ptr, std::int64_t i, int 
 // made to depend on every loaded vector through `zero` (always 0, a kernel
 // parameter the compiler cannot know), so no arithmetic on x starts before
 // the last load is issued. `more` folds in further loads (a gradient's).
+// CI reads the SASS to check it holds (tools/check_sass_loads.py).
 template <int U>
 __device__ __forceinline__ void issue_loads_first(uint4 (&x)[U], const uint4 (&y)[U], unsigned more, unsigned zero) {
   unsigned all = more;
