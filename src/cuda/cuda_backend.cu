@@ -15,8 +15,7 @@
 // in through a ring of shared-memory slots (cp.async) instead of registers
 // (kRing). Contiguous aligned tensors with many chunks go to lean kernels of
 // the same walk without the other forms' branches: mse_stream_kernel (the
-// forward pass) and mse_fused_stream_kernel (the fused pass: fp32, and
-// 16-bit inputs up to 5 chunks per SM).
+// forward pass) and mse_fused_stream_kernel (the fused pass).
 //
 // Small N: one chunk is one block of mse_few_chunks_kernel. 2 to 16 chunks
 // of fp32 or 16-bit inputs go to mse_sliced_chunks_kernel, several blocks
@@ -476,7 +475,9 @@ __device__ __forceinline__ auto with_segment_length(std::int64_t K2, F&& f) {
 // -> 0.97 of a copy). The forward passes and the fp32 fused pass keep their
 // registers: in a trial the ring made the forward slower (0.84 of the read
 // probe against 0.97) and gave the fp32 fused pass nothing (docs/
-// performance.md, session 14).
+// performance.md, session 14). The ring serves the 16-bit fused pass of
+// aligned tensors with up to 3 chunks per SM, and of shards; with more
+// chunks, mse_fused_stream_kernel takes it (launch_reduce).
 //
 // kRows is the number of rows of 16-byte loads a thread has in flight. 4 for
 // a persistent grid; 8 (a whole chunk of R = 8 rows in one round, 128
@@ -947,16 +948,20 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false,
 // branches of its other forms. Against it (docs/performance.md, session 28),
 // where both deal chunks (more chunks than its 3 blocks per SM): fp32 2.5-9 %
 // faster at 448-640 chunks (H100) and 1-5 % at 2^22-2^28 (H200: 0.964-0.986
-// of a copy of its bytes from 2^24); 16-bit 3-16 % faster at 448-660 chunks,
-// but within 1.3 % of the ring at 1024-1536 chunks and 3-5 % slower at
-// 2^25-2^26 (H200), so launch_reduce gives it 16-bit inputs only up to 5
-// chunks per SM. With no more chunks than the reduce kernel's blocks, each
-// chunk has a block of its own there, and this kernel's 2 blocks per SM were
-// 3-10 % slower (H200, fp32 272-296 chunks, bf16 and fp16 396). 4 rows in
-// flight and 2 blocks per SM: 8 rows were the same for fp32 and, for 16-bit
-// inputs, spill and were slower at 512 chunks (though 2 % faster than the
-// ring at 2^25-2^26, 3 % slower at 2^28); 3 blocks per SM were 1-4 % slower
-// for fp32, and 2 rows at 3 blocks slower still for 16-bit.
+// of a copy of its bytes from 2^24); 16-bit 3-16 % faster at 448-660 chunks.
+// From 1024 chunks the 16-bit form was 3-5 % slower than the ring at
+// 2^25-2^26 (H200, session 28) while the compiler held half its loads back;
+// with every load issued first (issue_loads_first) it is 1.1-5.7 % faster
+// than the ring at 2^24-2^28 (H200, session 37; H100 0.8-3.5 %, sessions 30
+// and 32), so launch_reduce gives it every chunk count above the reduce
+// kernel's grid. With no more
+// chunks than the reduce kernel's blocks, each chunk has a block of its own
+// there, and this kernel's 2 blocks per SM were 3-10 % slower (H200, fp32
+// 272-296 chunks, bf16 and fp16 396). 4 rows in flight and 2 blocks per SM:
+// 8 rows were the same for fp32 and, for 16-bit inputs, spill and were
+// slower at 512 chunks (though 2 % faster than the ring at 2^25-2^26, 3 %
+// slower at 2^28); 3 blocks per SM were 1-4 % slower for fp32, and 2 rows at
+// 3 blocks slower still for 16-bit.
 //
 // Its walk, flush and finish follow mse_stream_kernel's and are written out
 // again for the reason given there: helpers shared with mse_reduce_kernel
@@ -1655,16 +1660,16 @@ void launch_reduce(KernelParams kp, const Problem& p, cudaStream_t stream) {
   if constexpr (!kStrided)
     if (shifted(kp, p)) kernel = mse_reduce_kernel<T, OutT, kStrided, kGrad, 4, true>;
   // The fused pass of a contiguous, aligned tensor with more chunks than the
-  // reduce kernel's grid: the lean dealt kernel (see mse_fused_stream_kernel),
-  // for 16-bit inputs only up to 5 chunks per SM. The choice depends on K
-  // alone, so a forced grid (tests) tests the kernel the default grid runs.
+  // reduce kernel's grid: the lean dealt kernel (see mse_fused_stream_kernel).
+  // The choice depends on K alone, so a forced grid (tests) tests the kernel
+  // the default grid runs.
   if constexpr (!kStrided && kGrad && !std::is_same<T, double>::value)
     if (kp.vec && p.stage == Stage::whole) {
       const std::int64_t K = kp.local_chunks;
       const int reduce_blocks = reduce_grid(K, max_resident_blocks(kernel, smem) / sms, sms, 0);
       const Kernel fused = mse_fused_stream_kernel<T, OutT>;
       const int fused_grid = reduce_grid(K, max_resident_blocks(fused) / sms, sms, p.grid_blocks);
-      if (K > reduce_blocks && (sizeof(T) == 4 || K <= 5 * sms) && K > fused_grid) {
+      if (K > reduce_blocks && K > fused_grid) {
         Launch(fused_grid, 0, stream, p.programmatic_launch)(fused, kp);
         return;
       }
