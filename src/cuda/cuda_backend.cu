@@ -954,14 +954,13 @@ __global__ void __launch_bounds__(kThreads, (kReduceBlocksPerSm<T, false, false,
 // with every load issued first (issue_loads_first) it is 1.1-5.7 % faster
 // than the ring at 2^24-2^28 (H200, session 37; H100 0.8-3.5 %, sessions 30
 // and 32), so launch_reduce gives it every chunk count above the reduce
-// kernel's grid. With no more
-// chunks than the reduce kernel's blocks, each chunk has a block of its own
-// there, and this kernel's 2 blocks per SM were 3-10 % slower (H200, fp32
-// 272-296 chunks, bf16 and fp16 396). 4 rows in flight and 2 blocks per SM:
-// 8 rows were the same for fp32 and, for 16-bit inputs, spill and were
-// slower at 512 chunks (though 2 % faster than the ring at 2^25-2^26, 3 %
-// slower at 2^28); 3 blocks per SM were 1-4 % slower for fp32, and 2 rows at
-// 3 blocks slower still for 16-bit.
+// kernel's grid. With no more chunks than the reduce kernel's blocks, each
+// chunk has a block of its own there, and this kernel's 2 blocks per SM were
+// 3-10 % slower (H200, fp32 272-296 chunks, bf16 and fp16 396). 4 rows in
+// flight and 2 blocks per SM: 8 rows were the same for fp32 and, for 16-bit
+// inputs, spill and were slower at 512 chunks (though 2 % faster than the
+// ring at 2^25-2^26, 3 % slower at 2^28); 3 blocks per SM were 1-4 % slower
+// for fp32, and 2 rows at 3 blocks slower still for 16-bit.
 //
 // Its walk, flush and finish follow mse_stream_kernel's and are written out
 // again for the reason given there: helpers shared with mse_reduce_kernel
