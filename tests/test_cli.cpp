@@ -207,3 +207,25 @@ TEST(Cli, BenchPrintsTheReadProbeRatio) {
   ASSERT_EQ(j.size(), 8u);
   for (auto& row : j) EXPECT_GT(row["vs_probe"].get<double>(), 0.0);
 }
+
+// --grad-target: backward and fused also write grad_target, one more tensor
+// in the bytes they are credited with; forward is unchanged.
+TEST(Cli, BenchWithGradTargetCountsTheSecondGradient) {
+  TempDir d;
+  Result r = run_cli("bench --device cpu --sizes 2^12 --dtypes f32 --reductions mean,none --op forward,backward,fused "
+                     "--grad-target --runs 3 --json " + d / "b.json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("backward+gt"), std::string::npos) << r.out;
+  std::ifstream jf(d / "b.json");
+  auto j = nlohmann::json::parse(jf);
+  ASSERT_EQ(j.size(), 6u);
+  const double tensor = 4096.0 * 4;
+  for (auto& row : j) {
+    const std::string op = row["op"], red = row["reduction"];
+    const bool none = red == "none", fwd = op == "forward";
+    EXPECT_EQ(row["grad_target"].get<bool>(), !fwd) << op << " " << red;
+    const double tensors = fwd ? (none ? 3 : 2) : (none ? 5 : 4);
+    EXPECT_EQ(row["bytes"].get<double>(), tensors * tensor) << op << " " << red;
+    EXPECT_GT(row["us"].get<double>(), 0.0) << op << " " << red;
+  }
+}

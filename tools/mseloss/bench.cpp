@@ -20,9 +20,10 @@ const char* to_string(BenchOp op) {
   return "?";
 }
 
-double moved_bytes(BenchOp op, Reduction r, double tensor_bytes) {
+double moved_bytes(BenchOp op, Reduction r, double tensor_bytes, bool grad_target) {
   const bool none = r == Reduction::none;
-  return (op == BenchOp::forward ? (none ? 3.0 : 2.0) : (none ? 4.0 : 3.0)) * tensor_bytes;
+  if (op == BenchOp::forward) return (none ? 3.0 : 2.0) * tensor_bytes;
+  return ((none ? 4.0 : 3.0) + (grad_target ? 1.0 : 0.0)) * tensor_bytes;
 }
 
 double median(std::vector<double> v) {
@@ -125,7 +126,7 @@ std::vector<Row> run(const Config& c) {
   for (std::int64_t n : c.sizes) {
     for (DType t : c.dtypes) {
       const std::size_t es = dtype_size(t);
-      std::vector<unsigned char> x(n * es), y(n * es), out(n * es), g1(n * es), gout(n * es);
+      std::vector<unsigned char> x(n * es), y(n * es), out(n * es), g1(n * es), gout(n * es), g2(c.grad_target ? n * es : 0);
       fill_random(x, t, n, 1);
       fill_random(y, t, n, 2);
       fill_random(gout, t, n, 3);  // upstream gradient: element 0 serves as the scalar
@@ -146,7 +147,7 @@ std::vector<Row> run(const Config& c) {
         return us;
       };
       for (BenchOp op : c.ops)
-        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, static_cast<double>(n * es)));
+        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, static_cast<double>(n * es), c.grad_target));
       for (BenchOp op : c.ops) {
         for (Reduction r : c.reductions) {
           if (c.progress) std::fprintf(stderr, "\r[%zu/%zu] cpu %s %s %s N=%lld      ", ++done, total, to_string(op), mseloss::to_string(t), mseloss::to_string(r), static_cast<long long>(n));
@@ -156,20 +157,22 @@ std::vector<Row> run(const Config& c) {
           TensorView lv = r == Reduction::none ? TensorView::contiguous(out.data(), t, {n})
                                                : TensorView::scalar(&loss_storage, t);
           TensorView gv = TensorView::contiguous(g1.data(), t, {n});
+          TensorView gt = c.grad_target ? TensorView::contiguous(g2.data(), t, {n}) : TensorView{};
           Options o;
           o.reduction = r;
           o.num_threads = threads;
           TensorView go = r == Reduction::none ? TensorView::contiguous(gout.data(), t, {n})
                                                : TensorView::scalar(gout.data(), t);
           double us = 0;
-          const double bytes = moved_bytes(op, r, static_cast<double>(n * es));
+          const double bytes = moved_bytes(op, r, static_cast<double>(n * es), c.grad_target);
           switch (op) {
             case BenchOp::forward: us = time_us(c, [&] { forward(xv, yv, lv, o); }); break;
-            case BenchOp::backward: us = time_us(c, [&] { backward(xv, yv, go, gv, {}, o); }); break;
-            case BenchOp::fused: us = time_us(c, [&] { forward_backward(xv, yv, lv, gv, {}, 1.0, o); }); break;
+            case BenchOp::backward: us = time_us(c, [&] { backward(xv, yv, go, gv, gt, o); }); break;
+            case BenchOp::fused: us = time_us(c, [&] { forward_backward(xv, yv, lv, gv, gt, 1.0, o); }); break;
           }
           Row row;
           row.op = to_string(op);
+          row.grad_target = c.grad_target && op != BenchOp::forward;
           row.device = "cpu";
           row.algorithm = "deterministic";
           row.dtype = mseloss::to_string(t);
@@ -192,10 +195,11 @@ std::vector<Row> run(const Config& c) {
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("%-8s %-5s %-17s %-8s %-4s %11s %10s %9s %10s %8s %8s %9s %7s %8s %14s\n", "op", "dev", "algorithm", "dtype",
+  std::printf("%-11s %-5s %-17s %-8s %-4s %11s %10s %9s %10s %8s %8s %9s %7s %8s %14s\n", "op", "dev", "algorithm", "dtype",
               "red", "N", "us", "GB/s", "probe_us", "x_probe", "x_copy", "graph_us", "x_cub", "host_us", "x_probe_paired");
   for (const Row& r : rows) {
-    std::printf("%-8s %-5s %-17s %-8s %-4s %11lld %10.2f %9.1f %10.2f %8.3f %8.3f", r.op.c_str(), r.device.c_str(),
+    const std::string op = r.op + (r.grad_target ? "+gt" : "");  // +gt: grad_target written too
+    std::printf("%-11s %-5s %-17s %-8s %-4s %11lld %10.2f %9.1f %10.2f %8.3f %8.3f", op.c_str(), r.device.c_str(),
                 r.algorithm.c_str(), r.dtype.c_str(), r.reduction.c_str(), static_cast<long long>(r.n), r.us, r.gbps,
                 r.probe_us, r.vs_probe, r.vs_copy);
     if (r.graph_us > 0) std::printf(" %9.2f", r.graph_us); else std::printf(" %9s", "-");
@@ -209,12 +213,12 @@ void write_csv(const std::vector<Row>& rows, const std::string& path) {
   std::ofstream f(path);
   if (!f) throw std::runtime_error(path + ": cannot create");
   f << "op,device,algorithm,dtype,reduction,n,bytes,us,gbps,probe_us,copy_us,vs_probe,vs_copy,graph_us,cub_us,vs_cub,host_us,"
-       "vs_probe_paired,probe_paired_us,us_paired\n";
+       "vs_probe_paired,probe_paired_us,us_paired,grad_target\n";
   for (const Row& r : rows)
     f << r.op << ',' << r.device << ',' << r.algorithm << ',' << r.dtype << ',' << r.reduction << ',' << r.n << ','
       << r.bytes << ',' << r.us << ',' << r.gbps << ',' << r.probe_us << ',' << r.copy_us << ',' << r.vs_probe << ','
       << r.vs_copy << ',' << r.graph_us << ',' << r.cub_us << ',' << r.vs_cub << ',' << r.host_us << ','
-      << r.vs_probe_paired << ',' << r.probe_paired_us << ',' << r.us_paired << '\n';
+      << r.vs_probe_paired << ',' << r.probe_paired_us << ',' << r.us_paired << ',' << (r.grad_target ? 1 : 0) << '\n';
 }
 
 void write_json(const std::vector<Row>& rows, const std::string& path) {
@@ -225,7 +229,7 @@ void write_json(const std::vector<Row>& rows, const std::string& path) {
                  {"probe_us", r.probe_us}, {"copy_us", r.copy_us}, {"vs_probe", r.vs_probe}, {"vs_copy", r.vs_copy},
                  {"graph_us", r.graph_us}, {"cub_us", r.cub_us}, {"vs_cub", r.vs_cub},
                  {"host_us", r.host_us}, {"vs_probe_paired", r.vs_probe_paired},
-                 {"probe_paired_us", r.probe_paired_us}, {"us_paired", r.us_paired}});
+                 {"probe_paired_us", r.probe_paired_us}, {"us_paired", r.us_paired}, {"grad_target", r.grad_target}});
   std::ofstream f(path);
   if (!f) throw std::runtime_error(path + ": cannot create");
   f << j.dump(1) << '\n';

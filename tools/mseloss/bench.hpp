@@ -18,8 +18,9 @@ const char* to_string(BenchOp op);
 // The fewest bytes an operation moves over tensors of `tensor_bytes` each:
 // forward mean/sum reads two (2), forward none also writes one (3),
 // backward and fused mean/sum read two and write one (3), their none forms
-// read or write one more (4).
-double moved_bytes(BenchOp op, Reduction r, double tensor_bytes);
+// read or write one more (4); writing grad_target too adds one to backward
+// and fused.
+double moved_bytes(BenchOp op, Reduction r, double tensor_bytes, bool grad_target = false);
 
 struct Config {
   Device device = Device::cpu;
@@ -32,6 +33,7 @@ struct Config {
   int grid_blocks = 0;        // CUDA: force a grid (0 = the library's choice)
   int misalign = 0;           // CUDA: input and target start this many elements past a 16-byte boundary
   bool programmatic_launch = true;  // CUDA: the library's kernels and the read probe alike (Options::programmatic_launch)
+  bool grad_target = false;   // backward and fused write grad_target as well as grad_input
   int min_runs = 20;          // timed runs per measurement (median is reported)
   double min_seconds = 0.05;  // ... and at least this long in total
   bool progress = true;       // a progress line on stderr
@@ -40,6 +42,7 @@ struct Config {
 struct Row {
   std::string op, device, algorithm, dtype, reduction;
   std::int64_t n = 0;
+  bool grad_target = false;  // backward and fused: grad_target was written too
   double bytes = 0;       // the fewest bytes the operation must move
   double us = 0;          // median time per call (CUDA: device time, events)
   double gbps = 0;        // bytes / us

@@ -275,6 +275,7 @@ std::vector<Row> run_cuda(const Config& c) {
       const std::size_t shift = (static_cast<std::size_t>(c.misalign) * es) % 16;
       unsigned char* out = static_cast<unsigned char*>(device_alloc(bytes + 16));
       unsigned char* grad = static_cast<unsigned char*>(device_alloc(bytes + 16));
+      unsigned char* grad_t = c.grad_target ? static_cast<unsigned char*>(device_alloc(bytes + 16)) : nullptr;
       unsigned char* gout = static_cast<unsigned char*>(device_alloc(bytes + 16));
       fill_kernel<<<1024, 256, 0, s>>>(gout, n, static_cast<int>(es), t, 99);
       BENCH_CHECK(cudaStreamSynchronize(s));
@@ -335,7 +336,7 @@ std::vector<Row> run_cuda(const Config& c) {
         if (t == DType::bf16) cub_us = run_cub(BFloat16{});
       }
       for (BenchOp op : c.ops)
-        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, bytes));
+        for (Reduction r : c.reductions) copy_us(moved_bytes(op, r, bytes, c.grad_target));
       for (BenchOp op : c.ops)
         for (Reduction r : c.reductions)
           for (Algorithm algo : c.algorithms) {
@@ -357,22 +358,24 @@ std::vector<Row> run_cuda(const Config& c) {
               TensorView lv = r == Reduction::none ? TensorView::contiguous(out, t, {n}, Device::cuda)
                                                    : TensorView::scalar(out, t, Device::cuda);
               TensorView gv = TensorView::contiguous(grad, t, {n}, Device::cuda);
+              TensorView gt = grad_t ? TensorView::contiguous(grad_t, t, {n}, Device::cuda) : TensorView{};
               TensorView go = r == Reduction::none ? TensorView::contiguous(gout, t, {n}, Device::cuda)
                                                    : TensorView::scalar(gout, t, Device::cuda);
               switch (op) {
                 case BenchOp::forward: forward(xv, yv, lv, o); break;
-                case BenchOp::backward: backward(xv, yv, go, gv, {}, o); break;
-                case BenchOp::fused: forward_backward(xv, yv, lv, gv, {}, 1.0, o); break;
+                case BenchOp::backward: backward(xv, yv, go, gv, gt, o); break;
+                case BenchOp::fused: forward_backward(xv, yv, lv, gv, gt, 1.0, o); break;
               }
             };
             Row row;
             row.op = to_string(op);
+            row.grad_target = c.grad_target && op != BenchOp::forward;
             row.device = "cuda";
             row.algorithm = mseloss::to_string(algo);
             row.dtype = mseloss::to_string(t);
             row.reduction = mseloss::to_string(r);
             row.n = n;
-            row.bytes = moved_bytes(op, r, bytes);
+            row.bytes = moved_bytes(op, r, bytes, c.grad_target);
             row.us = time_events(c, s, call);
             if (n <= (std::int64_t{1} << 20)) row.graph_us = time_graph(c, s, call);
             row.host_us = host_us_per_call(s, call);
@@ -399,6 +402,7 @@ std::vector<Row> run_cuda(const Config& c) {
       }
       device_free(out);
       device_free(grad);
+      if (grad_t) device_free(grad_t);
       device_free(gout);
     }
   }

@@ -294,9 +294,10 @@ int main(int argc, char** argv) {
   int b_misalign = 0;
   bench->add_option("--misalign", b_misalign, "CUDA: offset input and target by this many elements from 16-byte alignment")
       ->check(CLI::Range(0, 15));
-  bool b_plain_launch = false;
+  bool b_plain_launch = false, b_grad_target = false;
   bench->add_flag("--plain-launch", b_plain_launch,
                   "CUDA: launch the library's kernels and the read probe without programmatic dependent launch");
+  bench->add_flag("--grad-target", b_grad_target, "backward and fused also write grad_target (a target that requires grad)");
   bench->add_option("--runs", b_runs, "timed runs per point (median reported)")->capture_default_str();
   bench->add_option("--csv", b_csv, "also write the table as CSV");
   bench->add_option("--json", b_json, "also write the table as JSON");
@@ -319,6 +320,7 @@ int main(int argc, char** argv) {
     c.grid_blocks = b_grid;
     c.misalign = b_misalign;
     c.programmatic_launch = !b_plain_launch;
+    c.grad_target = b_grad_target;
     c.min_runs = b_runs;
     c.progress = isatty(2);  // a progress line only on a terminal
     std::printf("# mseloss bench: device %s, %d CPU threads\n", to_string(c.device),
