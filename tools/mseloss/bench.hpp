@@ -20,7 +20,7 @@ const char* to_string(BenchOp op);
 // backward and fused mean/sum read two and write one (3), their none forms
 // read or write one more (4); writing grad_target too adds one to backward
 // and fused.
-double moved_bytes(BenchOp op, Reduction r, double tensor_bytes, bool grad_target = false);
+double moved_bytes(BenchOp op, Reduction r, double tensor_bytes, bool grad_target);
 
 struct Config {
   Device device = Device::cpu;
