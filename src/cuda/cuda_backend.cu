@@ -252,6 +252,29 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
+// Calls at(v, offset) for the `cnt` (<= V) logical elements from index i of a
+// strided view: the offset steps along the last dimension and is recomputed
+// from the index only where a row ends.
+template <int V, class At>
+__device__ __forceinline__ void walk_strided(const KernelParams& p, const Strides& st, std::int64_t i, int cnt,
+                                             At&& at) {
+  const int last = p.rank - 1;
+  std::int64_t off = offset_of(p, st, i);
+  std::int64_t idx = i % p.shape[last];
+#pragma unroll
+  for (int v = 0; v < V; ++v) {
+    if (v < cnt) {
+      at(v, off);
+      if (++idx < p.shape[last]) {
+        off += st.s[last];
+      } else {
+        idx = 0;
+        off = offset_of(p, st, i + v + 1);
+      }
+    }
+  }
+}
+
 // Loads the `cnt` (<= V) logical elements from index i into c[0..cnt).
 template <class T, bool kStrided>
 __device__ __forceinline__ void load_elems(const KernelParams& p, const void* base, const Strides& st, std::int64_t i,
@@ -271,21 +294,7 @@ __device__ __forceinline__ void load_elems(const KernelParams& p, const void* ba
       if (v < cnt) c[v] = Traits<T>::load(ptr[i + v]);
     return;
   }
-  const int last = p.rank - 1;
-  std::int64_t off = offset_of(p, st, i);
-  std::int64_t idx = i % p.shape[last];
-#pragma unroll
-  for (int v = 0; v < V; ++v) {
-    if (v < cnt) {
-      c[v] = Traits<T>::load(ptr[off]);
-      if (++idx < p.shape[last]) {
-        off += st.s[last];
-      } else {
-        idx = 0;
-        off = offset_of(p, st, i + v + 1);
-      }
-    }
-  }
+  walk_strided<V>(p, st, i, cnt, [&](int v, std::int64_t off) { c[v] = Traits<T>::load(ptr[off]); });
 }
 
 template <class T, bool kStrided>
@@ -306,21 +315,7 @@ __device__ __forceinline__ void store_elems(const KernelParams& p, void* base, c
       if (v < cnt) ptr[i + v] = Traits<T>::store(c[v]);
     return;
   }
-  const int last = p.rank - 1;
-  std::int64_t off = offset_of(p, st, i);
-  std::int64_t idx = i % p.shape[last];
-#pragma unroll
-  for (int v = 0; v < V; ++v) {
-    if (v < cnt) {
-      ptr[off] = Traits<T>::store(c[v]);
-      if (++idx < p.shape[last]) {
-        off += st.s[last];
-      } else {
-        idx = 0;
-        off = offset_of(p, st, i + v + 1);
-      }
-    }
-  }
+  walk_strided<V>(p, st, i, cnt, [&](int v, std::int64_t off) { ptr[off] = Traits<T>::store(c[v]); });
 }
 
 __device__ __forceinline__ double load_scalar(const void* ptr, DType t) {
