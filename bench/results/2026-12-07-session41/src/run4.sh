@@ -3,14 +3,14 @@
 # bits in the fp16 backward mean/sum tile only; its 9 changed kernels are byte-identical to
 # bith's and bit's fp16 grad_device_scalar forms, the other 276 to head's).
 #  1. head and bitm, backward mean and sum, fp16 (changed) and bf16 (identical kernels: the
-#     A/A control), 2^20-2^24, without and with --grad-target, 4 passes ABBA, 200 runs a point.
+#     A/A control), 2^20-2^24, without and with --grad-target, 4 passes ABBA (PASSES=n for fewer), 200 runs a point.
 #  2. test_cuda of bitm in 20 shards; memcheck of the CPU = GPU sweep to N = 300001 beside them.
 D=$(realpath $1); W=/tmp/s41run4; rm -rf $W; mkdir -p $W; S=$W/run4_summary.txt; R=$OUT
 pack() { tar czf $R/.run4.tgz -C $W . && mv $R/.run4.tgz $R/run4.tgz; }
 ( while sleep 15; do pack; done ) & PACKER=$!
 date -u > $S; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >> $S
 md5sum $D/* >> $S
-for i in 0 1 2 3; do
+for i in $(seq 0 $((${PASSES:-4} - 1))); do
   case $((i % 4)) in 0|3) order="head bitm";; *) order="bitm head";; esac
   for b in $order; do
     for gt in "" "--grad-target"; do
