@@ -11,6 +11,7 @@
 
 #include "common/numerics.hpp"
 #include "common/problem.hpp"
+#include "cpu/convert.hpp"
 
 namespace mseloss::detail::cpu {
 namespace {
@@ -57,12 +58,24 @@ void walk_strided(const Problem& p, const Operand& o, std::int64_t i0, std::int6
   }
 }
 
+// A contiguous run of 16-bit values converts through the vectorised loops of cpu/convert.hpp.
+inline void load_contiguous(const Half* src, std::int64_t n, float* dst) { load_halves(src, n, dst); }
+inline void load_contiguous(const BFloat16* src, std::int64_t n, float* dst) { load_bf16s(src, n, dst); }
+inline void store_contiguous(const float* src, std::int64_t n, Half* dst) { store_halves(src, n, dst); }
+inline void store_contiguous(const float* src, std::int64_t n, BFloat16* dst) { store_bf16s(src, n, dst); }
+template <class T>
+constexpr bool kSixteenBit = std::is_same<T, Half>::value || std::is_same<T, BFloat16>::value;
+
 // Reads logical elements [i0, i0 + count) of an operand, converted to the compute type.
 template <class T, class C>
 void load_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, C* buf) {
   const T* base = static_cast<const T*>(o.data);
   if (p.contiguous) {
-    for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + i0 + k)));
+    if constexpr (kSixteenBit<T> && std::is_same<C, float>::value) {
+      load_contiguous(base + i0, count, buf);
+    } else {
+      for (std::int64_t k = 0; k < count; ++k) buf[k] = static_cast<C>(Traits<T>::load(read_elem(base + i0 + k)));
+    }
     return;
   }
   walk_strided(p, o, i0, count, [&](std::int64_t k, std::int64_t off) {
@@ -75,7 +88,11 @@ template <class T, class C>
 void store_row(const Problem& p, const Operand& o, std::int64_t i0, std::int64_t count, const C* vals) {
   T* base = static_cast<T*>(o.data);
   if (p.contiguous) {
-    for (std::int64_t k = 0; k < count; ++k) write_elem(base + i0 + k, Traits<T>::store(vals[k]));
+    if constexpr (kSixteenBit<T> && std::is_same<C, float>::value) {
+      store_contiguous(vals, count, base + i0);
+    } else {
+      for (std::int64_t k = 0; k < count; ++k) write_elem(base + i0 + k, Traits<T>::store(vals[k]));
+    }
     return;
   }
   walk_strided(p, o, i0, count,
@@ -102,15 +119,8 @@ double scalar_as_double(const Operand& o) {
   return 0.0;
 }
 
-// The hot loop of §1/§3 for the float compute type: one lane per k. Cloned
-// for AVX2 (no FMA: contraction stays off) and baseline x86-64; IEEE
-// operations give the same bits in either clone.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MSELOSS_CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MSELOSS_CPU_CLONES
-#endif
-
+// The hot loop of §1/§3 for the float compute type: one lane per k, cloned
+// (MSELOSS_CPU_CLONES, cpu/convert.hpp).
 // Adds rows r = 0 .. nr-1 (nr <= 4, `stride` elements apart) to the lanes, in
 // row order per lane as §3 requires; the lane stays in a register across the
 // rows, so the lanes array is read and written once per block of rows.

@@ -54,6 +54,31 @@ double time_us(const Config& c, F&& fn) {
   return median(t);
 }
 
+// The probe and the call timed in turn, as the CUDA bench's time_paired does:
+// the median of the per-pair ratios probe / call and the medians of each
+// side. A shared machine's bandwidth drifts between the probe timed once per
+// size and the calls; here the two sides of a pair are milliseconds apart.
+struct Paired {
+  double ratio = 0, ceiling_us = 0, call_us = 0;
+};
+template <class FC, class FF>
+Paired time_paired(const Config& c, FC&& ceiling, FF&& fn) {
+  ceiling();
+  fn();
+  std::vector<double> r, tc, tf;
+  auto once = [](auto&& f) {
+    const auto a = Clock::now();
+    f();
+    return std::chrono::duration<double, std::micro>(Clock::now() - a).count();
+  };
+  for (int i = 0; i < std::max(c.min_runs, 5); ++i) {
+    tc.push_back(once(ceiling));
+    tf.push_back(once(fn));
+    r.push_back(tc.back() / tf.back());
+  }
+  return {median(r), median(tc), median(tf)};
+}
+
 // Splits [0, n) over threads; thread t runs fn(t, begin, end).
 template <class F>
 void parallel(std::int64_t n, int threads, F&& fn) {
@@ -130,10 +155,11 @@ std::vector<Row> run(const Config& c) {
       fill_random(x, t, n, 1);
       fill_random(y, t, n, 2);
       fill_random(gout, t, n, 3);  // upstream gradient: element 0 serves as the scalar
-      const double probe_us = time_us(c, [&] {
+      auto probe = [&] {
         read_probe(reinterpret_cast<const float*>(x.data()), reinterpret_cast<const float*>(y.data()),
                    static_cast<std::int64_t>(n * es / 4), threads);
-      });
+      };
+      const double probe_us = time_us(c, probe);
       // A copy of moved / 2 bytes, timed for each size an operation needs,
       // all before the operations (see run_cuda).
       std::vector<std::pair<double, double>> copy_times;  // (moved, us)
@@ -163,14 +189,22 @@ std::vector<Row> run(const Config& c) {
           o.num_threads = threads;
           TensorView go = r == Reduction::none ? TensorView::contiguous(gout.data(), t, {n})
                                                : TensorView::scalar(gout.data(), t);
+          Row row;
           double us = 0;
           const double bytes = moved_bytes(op, r, static_cast<double>(n * es), c.grad_target);
           switch (op) {
-            case BenchOp::forward: us = time_us(c, [&] { forward(xv, yv, lv, o); }); break;
+            case BenchOp::forward: {
+              auto call = [&] { forward(xv, yv, lv, o); };
+              us = time_us(c, call);
+              const Paired pr = time_paired(c, probe, call);
+              row.vs_probe_paired = pr.ratio;
+              row.probe_paired_us = pr.ceiling_us;
+              row.us_paired = pr.call_us;
+              break;
+            }
             case BenchOp::backward: us = time_us(c, [&] { backward(xv, yv, go, gv, gt, o); }); break;
             case BenchOp::fused: us = time_us(c, [&] { forward_backward(xv, yv, lv, gv, gt, 1.0, o); }); break;
           }
-          Row row;
           row.op = to_string(op);
           row.grad_target = c.grad_target && op != BenchOp::forward;
           row.device = "cpu";

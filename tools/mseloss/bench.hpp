@@ -49,9 +49,9 @@ struct Row {
   double probe_us = 0;    // read probe over the same two arrays
   double copy_us = 0;     // a copy of bytes / 2 (moving `bytes`: read + write), timed at that size
   double vs_probe = 0;    // probe_us / us: 1.0 = at the read ceiling
-  // CUDA forward: the probe and the call timed in turn (bench_cuda.cu,
-  // time_paired): the median of the per-pair ratios probe / call and the
-  // medians of each side; 0 elsewhere.
+  // Forward: the probe and the call timed in turn (time_paired in
+  // bench_cuda.cu and bench.cpp): the median of the per-pair ratios
+  // probe / call and the medians of each side; 0 elsewhere.
   double vs_probe_paired = 0, probe_paired_us = 0, us_paired = 0;
   double vs_copy = 0;     // copy_us / us
   double graph_us = 0;    // CUDA: median of graph replays (small N), else 0
