@@ -5,6 +5,7 @@
 // autograd formulas are registered in Python (python/mseloss/_ops.py).
 #include <ATen/ATen.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/Parallel.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/autograd.h>
 #include <torch/library.h>
@@ -71,6 +72,8 @@ mseloss::Reduction reduction_of(int64_t r) {
 mseloss::Options options_for(const at::Tensor& input, int64_t reduction) {
   mseloss::Options o;
   o.reduction = reduction_of(reduction);
+  // CPU tensors: as many threads as torch.set_num_threads allows, like torch's own operators.
+  if (input.is_cpu()) o.num_threads = at::get_num_threads();
 #ifdef MSELOSS_WITH_CUDA
   if (input.is_cuda()) o.stream = at::cuda::getCurrentCUDAStream(input.device().index()).stream();
 #endif
