@@ -65,7 +65,7 @@ def main():
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     threads = torch.get_num_threads()
-    X
+    print(f"# torch {torch.__version__}, CPU, {threads} threads (torch.get_num_threads; the op passes it to mseloss)")
     print(f"{'mode':9} {'dtype':9} {'N':>10} {'mseloss_us':>11} {'eager_us':>10} {'x_eager':>8}")
     rows = []
     for n in parse_sizes(args.sizes):

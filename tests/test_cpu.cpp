@@ -109,12 +109,38 @@ TEST(CpuAccuracy, LargeNAgainstTheOracle) {
   }
 }
 
+// The forward loss and the fused pass's loss and gradients. N is large enough
+// that every thread count asked for runs (a thread takes at least 2^19
+// elements) and splits the chunks unevenly.
 TEST(CpuInvariance, ThreadCountNeverChangesTheBits) {
   for (DType t : kDTypes) {
-    const std::int64_t n = 3000017;
-    auto x = random_tensor(t, n, Dist::wide_range, 21), y = random_tensor(t, n, Dist::normal, 22);
-    auto one = loss_cpu(x, y, t, n, Reduction::mean, t, 1);
-    for (int threads : {2, 3, 7}) EXPECT_EQ(loss_cpu(x, y, t, n, Reduction::mean, t, threads), one) << to_string(t) << " threads=" << threads;
+    const std::int64_t n = 7 * (std::int64_t{1} << 19) + 17;
+    // wide_range makes the order matter; with normal data every chunk moves the loss.
+    auto x = random_tensor(t, n, Dist::normal, 21), y = random_tensor(t, n, Dist::normal, 22);
+    auto xw = random_tensor(t, n, Dist::wide_range, 23);
+    for (const auto* in : {&xw, &x}) {
+      auto one = loss_cpu(*in, y, t, n, Reduction::mean, t, 1);
+      for (int threads : {2, 3, 7})
+        EXPECT_EQ(loss_cpu(*in, y, t, n, Reduction::mean, t, threads), one) << to_string(t) << " threads=" << threads;
+    }
+    for (Reduction r : {Reduction::mean, Reduction::none}) {
+      auto fused = [&](int threads) {
+        const std::size_t loss_bytes = r == Reduction::none ? n * es(t) : es(t);
+        std::vector<std::vector<unsigned char>> out = {poisoned(loss_bytes), poisoned(n * es(t)), poisoned(n * es(t))};
+        Options o;
+        o.reduction = r;
+        o.num_threads = threads;
+        TensorView lv = r == Reduction::none ? TensorView::contiguous(out[0].data(), t, {n})
+                                             : TensorView::scalar(out[0].data(), t);
+        forward_backward(TensorView::contiguous(x.data(), t, {n}), TensorView::contiguous(y.data(), t, {n}), lv,
+                         TensorView::contiguous(out[1].data(), t, {n}), TensorView::contiguous(out[2].data(), t, {n}),
+                         0.5, o);
+        return out;
+      };
+      const auto fused_one = fused(1);
+      for (int threads : {2, 3, 7})
+        EXPECT_TRUE(fused(threads) == fused_one) << "fused " << to_string(t) << " " << to_string(r) << " threads=" << threads;
+    }
   }
 }
 
