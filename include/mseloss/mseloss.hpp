@@ -60,7 +60,9 @@ struct TensorView {
 struct Options {
   Reduction reduction = Reduction::mean;
   Algorithm algorithm = Algorithm::deterministic;  // CUDA forward only
-  int num_threads = 0;                  // CPU: 0 = hardware concurrency
+  // CPU: the most threads to use (0 = hardware concurrency); a call uses one
+  // thread per 2^19 elements, up to this many. The bits never depend on it.
+  int num_threads = 0;
   CUstream_st* stream = nullptr;        // CUDA: stream to launch on (nullptr = legacy default)
   int grid_blocks = 0;                  // CUDA: 0 = persistent grid; >0 forces a grid (tests)
   // CUDA, sm_90 and later: programmatic dependent launch. The kernel may be
@@ -164,7 +166,7 @@ void finish_partials(const TensorView& partials, std::int64_t global_numel, DTyp
 // True when the library was built with CUDA and a device is visible.
 bool cuda_available();
 
-// Number of worker threads the CPU backend uses when Options::num_threads is 0.
+// The CPU backend's thread limit when Options::num_threads is 0.
 int default_num_threads();
 
 }  // namespace mseloss

@@ -1,5 +1,7 @@
 #include "cpu/convert.hpp"
 
+#include "cpu/lanes.hpp"
+
 #include <cstring>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -15,19 +15,6 @@
 
 #include "common/numerics.hpp"
 
-// The CPU backend's hot loops are cloned for AVX2 and baseline x86-64 (GCC
-// picks one at load time). IEEE operations give the same bits in every clone,
-// and contraction stays off (no FMA). The fp64 (double-double) loops, bound by
-// arithmetic, also get an AVX-512 clone, which runs them 1.5x faster; the
-// memory-bound loops ran 15-20 % slower with one (session 43, AMD EPYC).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define MSELOSS_CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#define MSELOSS_CPU_CLONES_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define MSELOSS_CPU_CLONES
-#define MSELOSS_CPU_CLONES_WIDE
-#endif
-
 namespace mseloss::detail::cpu {
 
 void load_halves(const Half* src, std::int64_t n, float* dst);

@@ -12,9 +12,15 @@
 #include "common/numerics.hpp"
 #include "common/problem.hpp"
 #include "cpu/convert.hpp"
+#include "cpu/lanes.hpp"
 
 namespace mseloss::detail::cpu {
 namespace {
+
+// The fp64 lane loops (cpu/lanes_dd.cpp) beside this file's float ones.
+using cpu::accumulate_block;
+using cpu::add_terms;
+using cpu::tree_level;
 
 // Element access through memcpy: views may be misaligned (a slice at an odd
 // byte offset), and a misaligned T* dereference is undefined behaviour. The
@@ -119,84 +125,19 @@ double scalar_as_double(const Operand& o) {
   return 0.0;
 }
 
-// The hot loop of §1, §3 and §4: one lane per k. Adds rows r = 0 .. nr-1
-// (nr <= kRowBlock, `stride` elements apart) to the lanes, in row order per
-// lane as §3 requires; the lane stays in registers across the rows, so the
-// lanes array is read and written once per block of rows. The entry points are
-// cloned (MSELOSS_CPU_CLONES, cpu/convert.hpp) so that the loop vectorises
-// with AVX2 where the CPU has it; the file is compiled with -fno-trapping-math,
-// without which GCC keeps dd_add's branch and the fp64 loop scalar.
-constexpr int kRowBlock = 4;
-template <int NR, class Acc, class C>
-inline void accumulate_rows(Acc* __restrict lanes, const C* __restrict x, const C* __restrict y, std::int64_t stride,
-                            std::int64_t count) {
-  for (std::int64_t k = 0; k < count; ++k) {
-    Acc a = lanes[k];
-    for (int r = 0; r < NR; ++r) a = acc_add_term(a, diff(x[r * stride + k], y[r * stride + k]));
-    lanes[k] = a;
-  }
-}
-template <class Acc, class C>
-inline void accumulate_any_rows(Acc* __restrict lanes, const C* __restrict x, const C* __restrict y,
-                                std::int64_t stride, int nr, std::int64_t count) {
-  switch (nr) {
-    case 4: return accumulate_rows<4>(lanes, x, y, stride, count);
-    case 3: return accumulate_rows<3>(lanes, x, y, stride, count);
-    case 2: return accumulate_rows<2>(lanes, x, y, stride, count);
-    default: return accumulate_rows<1>(lanes, x, y, stride, count);
-  }
-}
-static_assert(kRowBlock == 4, "accumulate_any_rows handles up to 4 rows");
+// The reduction's hot loop (§1, §3) for the float compute type; the
+// templates and the fp64 loops are in cpu/lanes.hpp.
 MSELOSS_CPU_CLONES void accumulate_block(double* __restrict lanes, const float* __restrict x,
                                          const float* __restrict y, std::int64_t stride, int nr, std::int64_t count) {
   accumulate_any_rows(lanes, x, y, stride, nr, count);
 }
-MSELOSS_CPU_CLONES_WIDE void accumulate_block(DD* __restrict lanes, const double* __restrict x,
-                                         const double* __restrict y, std::int64_t stride, int nr, std::int64_t count) {
-  accumulate_any_rows(lanes, x, y, stride, nr, count);
-}
 
-// The arithmetic of one row of an elementwise pass (§1, §7), cloned like the
-// reduction's loop: d = x - y; then, for each output given, the lanes gain
-// d's terms (fused mean/sum), `square` gets d * d (loss `none`), `grad` gets
-// d * scale, or d * (2 g_k) where the upstream gradient `g` is per element
-// (backward `none`), and `neg_grad` gets -grad. Each is its own loop over the
-// row, so that every one vectorises.
-template <class C, class Acc>
-struct RowOutputs {
-  Acc* lanes = nullptr;
-  C* square = nullptr;
-  C* grad = nullptr;
-  C* neg_grad = nullptr;
-  const C* g = nullptr;
-  C scale = C(0);
-};
-template <class C, class Acc>
-inline void row_arithmetic_any(const C* __restrict x, const C* __restrict y, std::int64_t n, C* __restrict d,
-                               const RowOutputs<C, Acc>& o) {
-  for (std::int64_t k = 0; k < n; ++k) d[k] = diff(x[k], y[k]);
-  if (Acc* __restrict lanes = o.lanes)
-    for (std::int64_t k = 0; k < n; ++k) lanes[k] = acc_add_term(lanes[k], d[k]);
-  if (C* __restrict sq = o.square)
-    for (std::int64_t k = 0; k < n; ++k) sq[k] = d[k] * d[k];
-  if (C* __restrict grad = o.grad) {
-    if (const C* __restrict g = o.g) {
-      for (std::int64_t k = 0; k < n; ++k) grad[k] = d[k] * (C(2) * g[k]);
-    } else {
-      const C scale = o.scale;
-      for (std::int64_t k = 0; k < n; ++k) grad[k] = d[k] * scale;
-    }
-    if (C* __restrict neg = o.neg_grad)
-      for (std::int64_t k = 0; k < n; ++k) neg[k] = -grad[k];
-  }
-}
-MSELOSS_CPU_CLONES void row_arithmetic(const float* x, const float* y, std::int64_t n, float* d,
-                                       const RowOutputs<float, double>& o) {
-  row_arithmetic_any(x, y, n, d, o);
-}
-MSELOSS_CPU_CLONES_WIDE void row_arithmetic(const double* x, const double* y, std::int64_t n, double* d,
-                                       const RowOutputs<double, DD>& o) {
-  row_arithmetic_any(x, y, n, d, o);
+// The fp64 lanes' double-double sum is cloned (add_terms in lanes_dd.cpp):
+// bound by arithmetic, it gains from wide vectors. The other elementwise loops
+// are bound by memory and stay in run_chunks, as baseline SSE2: as AVX2 clones
+// they were no faster, as AVX-512 ones 25-35 % slower (session 43).
+inline void add_terms(double* __restrict lanes, const float* __restrict d, std::int64_t n) {
+  for (std::int64_t k = 0; k < n; ++k) lanes[k] = acc_add_term(lanes[k], d[k]);
 }
 
 // §2: the pairwise tree over a power-of-two array, one level at a time: level
@@ -204,9 +145,6 @@ MSELOSS_CPU_CLONES_WIDE void row_arithmetic(const double* x, const double* y, st
 // `a` is destroyed; `scratch` holds count / 2 values.
 MSELOSS_CPU_CLONES void tree_level(double* __restrict b, const double* __restrict a, std::int64_t half) {
   for (std::int64_t j = 0; j < half; ++j) b[j] = a[2 * j] + a[2 * j + 1];
-}
-MSELOSS_CPU_CLONES_WIDE void tree_level(DD* __restrict b, const DD* __restrict a, std::int64_t half) {
-  for (std::int64_t j = 0; j < half; ++j) b[j] = dd_add(a[2 * j], a[2 * j + 1]);
 }
 template <class Acc>
 Acc pairwise(Acc* a, Acc* scratch, std::int64_t count) {
@@ -296,7 +234,7 @@ class Runner {
  private:
   void run_chunks(std::int64_t c_begin, std::int64_t c_end, Acc* partials) {
     const std::int64_t W = g_.lanes;
-    std::vector<C> xb(W * kRowBlock), yb(W * kRowBlock), d(W), sq(W), gi(W), gt(W), gb(W);
+    std::vector<C> xb(W * kRowBlock), yb(W * kRowBlock), d(W), v(W), gb(W);
     std::vector<Acc> lanes(W), scratch(W / 2);
     const bool loss = p_.writes_loss();
     const bool grad = p_.writes_grad();
@@ -323,22 +261,26 @@ class Runner {
           load_row<T>(p_, p_.input, i0, cnt, xb.data());
           load_row<T>(p_, p_.target, i0, cnt, yb.data());
         }
-        RowOutputs<C, Acc> o;
-        o.lanes = partials ? lanes.data() : nullptr;
-        o.square = !partials && loss ? sq.data() : nullptr;  // reduction none: the loss of each element
+        for (std::int64_t k = 0; k < cnt; ++k) d[k] = diff(xs[k], ys[k]);
+        if (partials) {
+          add_terms(lanes.data(), d.data(), cnt);
+        } else if (loss) {  // reduction none: the loss of each element
+          for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * d[k];
+          store_row<OutT>(p_, p_.out, i0, cnt, v.data());
+        }
         if (grad) {
-          o.grad = gi.data();
-          o.neg_grad = p_.grad_target.data ? gt.data() : nullptr;
           if (p_.op == Op::backward && !p_.reduces()) {
             load_row_any(p_, p_.grad_output, i0, cnt, gb.data());
-            o.g = gb.data();
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * (C(2) * gb[k]);
+          } else {
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = d[k] * scale_;
           }
-          o.scale = scale_;
+          store_row<T>(p_, p_.grad_input, i0, cnt, v.data());
+          if (p_.grad_target.data) {
+            for (std::int64_t k = 0; k < cnt; ++k) v[k] = -v[k];
+            store_row<T>(p_, p_.grad_target, i0, cnt, v.data());
+          }
         }
-        row_arithmetic(xs, ys, cnt, d.data(), o);
-        if (o.square) store_row<OutT>(p_, p_.out, i0, cnt, o.square);
-        if (o.grad) store_row<T>(p_, p_.grad_input, i0, cnt, o.grad);
-        if (o.neg_grad) store_row<T>(p_, p_.grad_target, i0, cnt, o.neg_grad);
       }
       if (partials) partials[c] = pairwise(lanes.data(), scratch.data(), W);
     }
