@@ -336,6 +336,7 @@ Problem make_problem(Op op, const TensorView& input, const TensorView& target, c
   p.input = broadcast_operand(input, p.rank, p.shape);
   p.target = broadcast_operand(target, p.rank, p.shape);
   p.num_threads = options.num_threads;
+  p.cpu_run_tasks = options.cpu_run_tasks;
   p.stream = options.stream;
   p.programmatic_launch = options.programmatic_launch;
   p.grid_blocks = options.grid_blocks;
@@ -484,6 +485,7 @@ void scale_gradient(const TensorView& grad_input, const TensorView& grad_output,
   p.grad_input = broadcast_operand(grad_input, p.rank, p.shape);
   p.input = p.grad_input;  // read and written in place
   p.num_threads = options.num_threads;
+  p.cpu_run_tasks = options.cpu_run_tasks;
   p.stream = options.stream;
   p.programmatic_launch = options.programmatic_launch;
   p.grid_blocks = options.grid_blocks;
@@ -595,6 +597,7 @@ void finish_partials(const TensorView& partials, std::int64_t global_numel, DTyp
   p.global_n = global_numel;
   p.partials = partials.data;
   p.num_threads = options.num_threads;
+  p.cpu_run_tasks = options.cpu_run_tasks;
   p.stream = options.stream;
   p.programmatic_launch = options.programmatic_launch;
   check_view(out, "out");

@@ -436,3 +436,52 @@ TEST(CpuGradient, ScaleGradientOfStridedViewsMatchesContiguous) {
   scale_gradient(v, TensorView::scalar(&g, DType::f32));
   EXPECT_EQ(strided, contig);
 }
+
+// Options::cpu_run_tasks: the backend hands its work to the caller's runner,
+// each task exactly once, and the bits are those of its own threads. The
+// runner here runs the tasks on the calling thread, last first.
+namespace {
+std::vector<std::vector<int>> g_task_runs;  // per call of the runner: how often each task ran
+void run_tasks_in_reverse(int tasks, void (*task)(void*, int), void* context) {
+  g_task_runs.emplace_back(tasks, 0);
+  for (int t = tasks - 1; t >= 0; --t) {
+    task(context, t);
+    ++g_task_runs.back()[t];
+  }
+}
+}  // namespace
+
+TEST(CpuThreads, TheCallersTaskRunnerGetsEveryTaskOnceAndTheBitsAreTheSame) {
+  const int threads = 3;
+  const std::int64_t n = threads * (std::int64_t{1} << 19) + 5;  // enough for 3 threads
+  for (DType t : kDTypes) {
+    auto x = random_tensor(t, n, Dist::normal, 81), y = random_tensor(t, n, Dist::normal, 82);
+    for (Reduction r : {Reduction::mean, Reduction::none}) {
+      auto fused = [&](CpuRunTasks runner) {
+        const std::size_t loss_bytes = r == Reduction::none ? n * es(t) : es(t);
+        std::vector<std::vector<unsigned char>> out = {poisoned(loss_bytes), poisoned(n * es(t)), poisoned(n * es(t))};
+        Options o;
+        o.reduction = r;
+        o.num_threads = threads;
+        o.cpu_run_tasks = runner;
+        TensorView lv = r == Reduction::none ? TensorView::contiguous(out[0].data(), t, {n})
+                                             : TensorView::scalar(out[0].data(), t);
+        forward_backward(TensorView::contiguous(x.data(), t, {n}), TensorView::contiguous(y.data(), t, {n}), lv,
+                         TensorView::contiguous(out[1].data(), t, {n}), TensorView::contiguous(out[2].data(), t, {n}),
+                         0.5, o);
+        // scale_gradient: the backend's other parallel loop.
+        std::vector<unsigned char> g(es(t));
+        store_exact(g.data(), t, -0.75);
+        scale_gradient(TensorView::contiguous(out[1].data(), t, {n}), TensorView::scalar(g.data(), t),
+                       TensorView::contiguous(out[2].data(), t, {n}), o);
+        return out;
+      };
+      const auto own_threads = fused(nullptr);
+      g_task_runs.clear();
+      const auto with_runner = fused(run_tasks_in_reverse);
+      // forward_backward and scale_gradient each hand over their tasks once, and every task runs once.
+      EXPECT_EQ(g_task_runs, std::vector<std::vector<int>>(2, std::vector<int>(threads, 1)));
+      EXPECT_TRUE(with_runner == own_threads) << to_string(t) << " " << to_string(r);
+    }
+  }
+}

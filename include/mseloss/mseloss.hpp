@@ -57,12 +57,20 @@ struct TensorView {
   static TensorView scalar(const void* data, DType dtype, Device device = Device::cpu);
 };
 
+// CPU: runs task(context, t) once for each t in [0, tasks), on any threads,
+// and returns when every call has returned. Set in Options, the CPU backend
+// hands its threads' work to it instead of starting std::threads: the PyTorch
+// op passes torch's intra-op pool, whose idle threads otherwise spin on the
+// cores the library's threads need. Results never depend on it.
+using CpuRunTasks = void (*)(int tasks, void (*task)(void* context, int t), void* context);
+
 struct Options {
   Reduction reduction = Reduction::mean;
   Algorithm algorithm = Algorithm::deterministic;  // CUDA forward only
   // CPU: the most threads to use (0 = hardware concurrency); a call uses one
   // thread per 2^19 elements, up to this many. The bits never depend on it.
   int num_threads = 0;
+  CpuRunTasks cpu_run_tasks = nullptr;  // CPU: null = the library's own std::threads
   CUstream_st* stream = nullptr;        // CUDA: stream to launch on (nullptr = legacy default)
   int grid_blocks = 0;                  // CUDA: 0 = persistent grid; >0 forces a grid (tests)
   // CUDA, sm_90 and later: programmatic dependent launch. The kernel may be

@@ -47,6 +47,7 @@ struct Problem {
   std::int64_t partials_numel = 0;  // Stage::partials: fp64 values the buffer holds (all are written)
 
   int num_threads = 0;
+  CpuRunTasks cpu_run_tasks = nullptr;
   CUstream_st* stream = nullptr;
   int grid_blocks = 0;
   bool programmatic_launch = true;

@@ -175,11 +175,31 @@ inline DD load_pair<DD>(const double* pair) { return DD{pair[0], pair[1]}; }
 // Threads for a call: Options::num_threads (0: all cores), but each with at
 // least kMinElementsPerThread elements. Starting and joining a thread costs
 // 20-50 us, as much as a thread's share of 2^18-2^19 elements takes to compute
-// (session 43: on 2 cores one thread is faster up to 2^19, two from 2^20).
+// (session 43: on 2 cores one thread is faster up to 2^19, two from 2^20). A
+// caller's task runner (Options::cpu_run_tasks) may cost less per task; a
+// lower bound for it measured no faster on that machine (2^15, PyTorch's grain
+// size), so both use this one.
 constexpr std::int64_t kMinElementsPerThread = std::int64_t{1} << 19;
 int threads_for(const Problem& p) {
   const int requested = p.num_threads > 0 ? p.num_threads : default_num_threads();
   return static_cast<int>(std::clamp<std::int64_t>(p.n / kMinElementsPerThread, 1, requested));
+}
+
+template <class F>
+void run_tasks(const Problem& p, int tasks, F& f) {
+  if (tasks <= 1) {
+    f(0);
+    return;
+  }
+  if (p.cpu_run_tasks) {
+    p.cpu_run_tasks(tasks, [](void* context, int t) { (*static_cast<F*>(context))(t); }, &f);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(tasks - 1);
+  for (int t = 1; t < tasks; ++t) pool.emplace_back(f, t);
+  f(0);
+  for (auto& th : pool) th.join();
 }
 
 template <class T, class OutT>
@@ -205,15 +225,11 @@ class Runner {
     std::vector<Acc> partials(reduce ? static_cast<std::size_t>(g_.chunks_pow2) : 0, acc_zero<Acc>());
     if (p_.stage != Stage::finish) {
       const int threads = static_cast<int>(std::min<std::int64_t>(threads_for(p_), std::max<std::int64_t>(chunks, 1)));
-      std::vector<std::thread> pool;
-      pool.reserve(threads);
       auto range = [&](int t) {
         std::int64_t b = chunks * t / threads, e = chunks * (t + 1) / threads;
         run_chunks(b, e, reduce ? partials.data() : nullptr);
       };
-      for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
-      range(0);
-      for (auto& th : pool) th.join();
+      run_tasks(p_, threads, range);
     }
     if (!reduce) return;
     double* pairs = static_cast<double*>(p_.partials);
@@ -350,10 +366,7 @@ void scale_typed(const Problem& p) {
       }
     }
   };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(range, t);
-  range(0);
-  for (auto& th : pool) th.join();
+  run_tasks(p, threads, range);
 }
 
 template <class T>

@@ -225,6 +225,31 @@ def test_fused_mode_gives_the_unfused_bits(device):
         torch.testing.assert_close(ga[0], gb[0], rtol=3e-7, atol=0)
 
 
+def test_cpu_threads_come_from_torch_and_never_change_the_bits():
+    # CPU tensors: the op runs its tasks on torch's intra-op pool, as many as
+    # torch.get_num_threads() (one per 2^19 elements at most). Three threads and
+    # one must give the same bits, as must the library's own threads (the C++
+    # test CpuThreads checks those against a caller's task runner).
+    n = 3 * 2**19 + 7
+    x = rand((n,), torch.float32, "cpu", 31).requires_grad_()
+    y = rand((n,), torch.float32, "cpu", 32)
+    before = torch.get_num_threads()
+    results = []
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            loss, grad = mseloss.mse_loss_and_grad(x.detach(), y)
+            x.grad = None
+            mseloss.mse_loss(x, y).backward()
+            results.append((loss, grad, x.grad.clone()))
+    finally:
+        torch.set_num_threads(before)
+    (l1, g1, a1), (l3, g3, a3) = results
+    assert torch.equal(l1, l3) and torch.equal(g1, g3) and torch.equal(a1, a3)
+    assert torch.equal(g1, a1), "the one-pass gradient is autograd's"
+    torch.testing.assert_close(l1.double(), reference(x.detach().double(), y.double(), "mean"), rtol=3e-7, atol=0)
+
+
 @DEVICES
 def test_fused_mode_hands_out_its_gradient_without_a_copy(device):
     # The saved gradient goes to x.grad as it is: no backward kernel, no
