@@ -36,6 +36,20 @@ std::vector<unsigned char> loss_cpu(const std::vector<unsigned char>& x, const s
   return out;
 }
 
+// The fused pass over poisoned outputs: {loss, grad_input, grad_target}.
+std::vector<std::vector<unsigned char>> fused_cpu(const std::vector<unsigned char>& x,
+                                                  const std::vector<unsigned char>& y, DType t, std::int64_t n,
+                                                  const Options& o) {
+  const bool none = o.reduction == Reduction::none;
+  std::vector<std::vector<unsigned char>> out = {poisoned(none ? n * es(t) : es(t)), poisoned(n * es(t)),
+                                                 poisoned(n * es(t))};
+  TensorView lv = none ? TensorView::contiguous(out[0].data(), t, {n}) : TensorView::scalar(out[0].data(), t);
+  forward_backward(TensorView::contiguous(x.data(), t, {n}), TensorView::contiguous(y.data(), t, {n}), lv,
+                   TensorView::contiguous(out[1].data(), t, {n}), TensorView::contiguous(out[2].data(), t, {n}), 0.5,
+                   o);
+  return out;
+}
+
 std::string where(DType t, std::int64_t n, Reduction r, Dist d, std::uint64_t seed) {
   return std::string(to_string(t)) + " N=" + std::to_string(n) + " " + to_string(r) + " " + to_string(d) +
          " seed=" + std::to_string(seed);
@@ -125,17 +139,10 @@ TEST(CpuInvariance, ThreadCountNeverChangesTheBits) {
     }
     for (Reduction r : {Reduction::mean, Reduction::none}) {
       auto fused = [&](int threads) {
-        const std::size_t loss_bytes = r == Reduction::none ? n * es(t) : es(t);
-        std::vector<std::vector<unsigned char>> out = {poisoned(loss_bytes), poisoned(n * es(t)), poisoned(n * es(t))};
         Options o;
         o.reduction = r;
         o.num_threads = threads;
-        TensorView lv = r == Reduction::none ? TensorView::contiguous(out[0].data(), t, {n})
-                                             : TensorView::scalar(out[0].data(), t);
-        forward_backward(TensorView::contiguous(x.data(), t, {n}), TensorView::contiguous(y.data(), t, {n}), lv,
-                         TensorView::contiguous(out[1].data(), t, {n}), TensorView::contiguous(out[2].data(), t, {n}),
-                         0.5, o);
-        return out;
+        return fused_cpu(x, y, t, n, o);
       };
       const auto fused_one = fused(1);
       for (int threads : {2, 3, 7})
@@ -458,17 +465,11 @@ TEST(CpuThreads, TheCallersTaskRunnerGetsEveryTaskOnceAndTheBitsAreTheSame) {
     auto x = random_tensor(t, n, Dist::normal, 81), y = random_tensor(t, n, Dist::normal, 82);
     for (Reduction r : {Reduction::mean, Reduction::none}) {
       auto fused = [&](CpuRunTasks runner) {
-        const std::size_t loss_bytes = r == Reduction::none ? n * es(t) : es(t);
-        std::vector<std::vector<unsigned char>> out = {poisoned(loss_bytes), poisoned(n * es(t)), poisoned(n * es(t))};
         Options o;
         o.reduction = r;
         o.num_threads = threads;
         o.cpu_run_tasks = runner;
-        TensorView lv = r == Reduction::none ? TensorView::contiguous(out[0].data(), t, {n})
-                                             : TensorView::scalar(out[0].data(), t);
-        forward_backward(TensorView::contiguous(x.data(), t, {n}), TensorView::contiguous(y.data(), t, {n}), lv,
-                         TensorView::contiguous(out[1].data(), t, {n}), TensorView::contiguous(out[2].data(), t, {n}),
-                         0.5, o);
+        auto out = fused_cpu(x, y, t, n, o);
         // scale_gradient: the backend's other parallel loop.
         std::vector<unsigned char> g(es(t));
         store_exact(g.data(), t, -0.75);

@@ -125,8 +125,8 @@ double scalar_as_double(const Operand& o) {
   return 0.0;
 }
 
-// The reduction's hot loop (§1, §3) for the float compute type; the
-// templates and the fp64 loops are in cpu/lanes.hpp.
+// The reduction's hot loop (§1, §3) for the float compute type. Its template
+// is in cpu/lanes.hpp, with the fp64 loops (defined in lanes_dd.cpp).
 MSELOSS_CPU_CLONES void accumulate_block(double* __restrict lanes, const float* __restrict x,
                                          const float* __restrict y, std::int64_t stride, int nr, std::int64_t count) {
   accumulate_any_rows(lanes, x, y, stride, nr, count);
@@ -185,6 +185,8 @@ int threads_for(const Problem& p) {
   return static_cast<int>(std::clamp<std::int64_t>(p.n / kMinElementsPerThread, 1, requested));
 }
 
+// Runs f(t) for t in [0, tasks): through Options::cpu_run_tasks when the
+// caller gave one, else on tasks - 1 new std::threads and this one.
 template <class F>
 void run_tasks(const Problem& p, int tasks, F& f) {
   if (tasks <= 1) {
