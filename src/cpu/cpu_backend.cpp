@@ -127,7 +127,7 @@ double scalar_as_double(const Operand& o) {
 
 // The reduction's hot loop (§1, §3) for the float compute type. Its template
 // is in cpu/lanes.hpp, with the fp64 loops (defined in lanes_dd.cpp).
-MSELOSS_CPU_CLONES void accumulate_block(double* __restrict lanes, const float* __restrict x,
+MSELOSS_CPU_CLONES_WIDE void accumulate_block(double* __restrict lanes, const float* __restrict x,
                                          const float* __restrict y, std::int64_t stride, int nr, std::int64_t count) {
   accumulate_any_rows(lanes, x, y, stride, nr, count);
 }
