@@ -1,8 +1,8 @@
 #include "cpu/convert.hpp"
 
-#include "cpu/lanes.hpp"
-
 #include <cstring>
+
+#include "cpu/lanes.hpp"  // MSELOSS_CPU_CLONES
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <cpuid.h>
