@@ -1,7 +1,5 @@
 #include "cpu/convert.hpp"
 
-#include <cstring>
-
 #include "cpu/lanes.hpp"  // MSELOSS_CPU_CLONES
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -12,16 +10,6 @@
 
 namespace mseloss::detail::cpu {
 namespace {
-
-// Element access through memcpy: the pointers may be misaligned.
-inline std::uint16_t bits_at(const void* p, std::int64_t k) {
-  std::uint16_t b;
-  std::memcpy(&b, static_cast<const unsigned char*>(p) + 2 * k, 2);
-  return b;
-}
-inline void put_bits(void* p, std::int64_t k, std::uint16_t b) {
-  std::memcpy(static_cast<unsigned char*>(p) + 2 * k, &b, 2);
-}
 
 #ifdef MSELOSS_F16C_PATH
 // F16C converts 8 values per instruction, exactly (half to float) and with
@@ -62,11 +50,11 @@ bool use_f16c() {
 }  // namespace
 
 void load_halves_portable(const Half* src, std::int64_t n, float* dst) {
-  for (std::int64_t k = 0; k < n; ++k) dst[k] = half_to_float(Half{bits_at(src, k)});
+  for (std::int64_t k = 0; k < n; ++k) dst[k] = half_to_float(read_elem(src + k));
 }
 
 void store_halves_portable(const float* src, std::int64_t n, Half* dst) {
-  for (std::int64_t k = 0; k < n; ++k) put_bits(dst, k, float_to_half(src[k]).bits);
+  for (std::int64_t k = 0; k < n; ++k) write_elem(dst + k, float_to_half(src[k]));
 }
 
 void load_halves(const Half* src, std::int64_t n, float* dst) {
@@ -93,7 +81,7 @@ const char* half_conversion_path() {
 // bfloat16 is the top half of a float: plain integer loops that the compiler
 // vectorises (the clones give AVX2 where the CPU has it).
 MSELOSS_CPU_CLONES void load_bf16s(const BFloat16* src, std::int64_t n, float* dst) {
-  for (std::int64_t k = 0; k < n; ++k) dst[k] = float_of(static_cast<std::uint32_t>(bits_at(src, k)) << 16);
+  for (std::int64_t k = 0; k < n; ++k) dst[k] = bf16_to_float(read_elem(src + k));
 }
 
 // float_to_bf16 without the branch, so that the loop vectorises.
@@ -101,7 +89,7 @@ MSELOSS_CPU_CLONES void store_bf16s(const float* src, std::int64_t n, BFloat16* 
   for (std::int64_t k = 0; k < n; ++k) {
     const std::uint32_t u = bits_of(src[k]);
     const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    put_bits(dst, k, (u & 0x7fffffffu) > 0x7f800000u ? kBf16NaN : static_cast<std::uint16_t>(rounded));
+    write_elem(dst + k, BFloat16{(u & 0x7fffffffu) > 0x7f800000u ? kBf16NaN : static_cast<std::uint16_t>(rounded)});
   }
 }
 

@@ -12,10 +12,25 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "common/numerics.hpp"
 
 namespace mseloss::detail::cpu {
+
+// Element access through memcpy: views may be misaligned (a slice at an odd
+// byte offset), and a misaligned T* dereference is undefined behaviour. The
+// compiler turns these into plain loads and stores.
+template <class T>
+inline T read_elem(const T* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+template <class T>
+inline void write_elem(T* p, T v) {
+  std::memcpy(p, &v, sizeof(T));
+}
 
 void load_halves(const Half* src, std::int64_t n, float* dst);
 void store_halves(const float* src, std::int64_t n, Half* dst);

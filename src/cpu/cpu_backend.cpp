@@ -22,19 +22,6 @@ using cpu::accumulate_block;
 using cpu::add_terms;
 using cpu::tree_level;
 
-// Element access through memcpy: views may be misaligned (a slice at an odd
-// byte offset), and a misaligned T* dereference is undefined behaviour. The
-// compiler turns these into plain loads and stores.
-template <class T>
-inline T read_elem(const T* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-template <class T>
-inline void write_elem(T* p, T v) {
-  std::memcpy(p, &v, sizeof(T));
-}
 template <class T>
 inline bool aligned_for(const void* p) {
   return reinterpret_cast<std::uintptr_t>(p) % alignof(T) == 0;

@@ -58,9 +58,6 @@ double time_us(const Config& c, F&& fn) {
 // the median of the per-pair ratios probe / call and the medians of each
 // side. A shared machine's bandwidth drifts between the probe timed once per
 // size and the calls; here the two sides of a pair are milliseconds apart.
-struct Paired {
-  double ratio = 0, ceiling_us = 0, call_us = 0;
-};
 template <class FC, class FF>
 Paired time_paired(const Config& c, FC&& ceiling, FF&& fn) {
   ceiling();

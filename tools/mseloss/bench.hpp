@@ -76,4 +76,11 @@ void copy_to_host(void* dst, const void* src, std::size_t bytes);
 // Median of a sample (the input is reordered).
 double median(std::vector<double> v);
 
+// A ceiling and a call timed in turn (time_paired in bench.cpp and
+// bench_cuda.cu): the median of the per-pair ratios ceiling / call, and the
+// medians of each side.
+struct Paired {
+  double ratio = 0, ceiling_us = 0, call_us = 0;
+};
+
 }  // namespace mseloss::bench

@@ -188,9 +188,6 @@ double time_events(const Config& c, cudaStream_t s, F&& fn) {
 // reported: on the H200 (session 19) the call's medians agree, but the probe
 // timed between calls is 0.1-0.9 us faster than timed on its own, so the
 // paired ratio is 0.00-0.03 lower at 2^25-2^26 (cause not known).
-struct Paired {
-  double ratio = 0, ceiling_us = 0, call_us = 0;
-};
 template <class FC, class FF>
 Paired time_paired(const Config& c, cudaStream_t s, FC&& ceiling, FF&& fn) {
   for (int i = 0; i < 3; ++i) {
